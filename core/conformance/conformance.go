@@ -1,0 +1,641 @@
+// Package conformance is the suite every transport passes: the basic
+// layer's semantics (copies between any two ranks, atomics, ordering,
+// completion, error completions, back-pressure, barriers, reset) exercised
+// through engines that talk over the transport under test.
+//
+// A transport's test calls Run with its registry name:
+//
+//	func TestConformance(t *testing.T) { conformance.Run(t, "udp") }
+package conformance
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+)
+
+// Run runs every case over the named transport. settings ("name=value") are
+// applied to every engine (a transport may pass its fault-injection knobs).
+func Run(t *testing.T, transport string, settings ...string) {
+	cases := []struct {
+		name  string
+		procs int
+		extra []string
+		f     func(t *testing.T, w *coretest.World)
+	}{
+		{"CopySizes", 2, nil, testCopySizes},
+		{"ThirdPartyCopy", 3, nil, testThirdPartyCopy},
+		{"AtomicsEveryPlacement", 3, nil, testAtomicsEveryPlacement},
+		{"AtomicContention", 4, nil, testAtomicContention},
+		{"OrderingChains", 3, nil, testOrderingChains},
+		{"CompleteAndInquire", 2, nil, testCompleteAndInquire},
+		{"RemoteAccessErrors", 2, nil, testRemoteAccessErrors},
+		{"RegisteredMemory", 2, nil, testRegisteredMemory},
+		{"BackPressure", 2, []string{"queue-depth=8"}, testBackPressure},
+		{"Barriers", 5, nil, testBarriers},
+		{"ConcurrentIssuers", 3, nil, testConcurrentIssuers},
+		{"Reset", 3, nil, testReset},
+		{"LargeCopy", 2, []string{"size-smem=0x900000"}, testLargeCopy},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := coretest.NewWorld(t, c.procs, transport, append(append([]string{"size-smem=65536"}, settings...), c.extra...)...)
+			c.f(t, w)
+			w.Close()
+		})
+	}
+}
+
+// starter returns rank r's starter memory as seen by its own engine.
+func starter(w *coretest.World, r int) []byte { return w.Engines[r].StarterMemory(core.SegStarter) }
+
+func sga(e *core.Engine, rank int, off uint64) core.GA {
+	ga, err := e.StarterGA(rank)
+	if err != nil {
+		panic(err)
+	}
+	return ga + core.GA(off)
+}
+
+func fill(b []byte, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+}
+
+func check(cond bool, format string, args ...any) error {
+	if !cond {
+		return fmt.Errorf(format, args...)
+	}
+	return nil
+}
+
+func testCopySizes(t *testing.T, w *coretest.World) {
+	sizes := []uint64{0, 1, 7, 8, 1000, 1392, 1393, 4096, 9000, 30001}
+	const half = 32 * 1024
+	// Put: rank 0 writes rank 1's second half from its own first half;
+	// get: rank 1 reads rank 0's first half into its own first half.
+	for _, n := range sizes {
+		fill(starter(w, 0)[:half], n+1)
+		clear(starter(w, 1))
+		w.Run(func(r int, e *core.Engine) error {
+			if r == 0 {
+				h, err := e.Copy(sga(e, 1, half), sga(e, 0, 0), n, core.HandleNull)
+				if err != nil {
+					return err
+				}
+				e.Complete(h)
+			}
+			if err := e.Sync(); err != nil {
+				return err
+			}
+			if r == 1 {
+				h, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
+				if err != nil {
+					return err
+				}
+				e.Complete(h)
+			}
+			return e.Sync()
+		})
+		src := starter(w, 0)[:n]
+		assert.True(t, bytes.Equal(src, starter(w, 1)[half:half+n]), "put of %d bytes", n)
+		assert.True(t, bytes.Equal(src, starter(w, 1)[:n]), "get of %d bytes", n)
+		assert.Zero(t, starter(w, 1)[half+n:][0], "put of %d bytes wrote past its end", n)
+	}
+	// Local to local.
+	e := w.Engines[0]
+	fill(starter(w, 0)[:100], 7)
+	h, err := e.Copy(sga(e, 0, 1000), sga(e, 0, 0), 100, core.HandleNull)
+	require.NoError(t, err)
+	assert.False(t, e.Inquire(h), "a local copy completes inline")
+	assert.Equal(t, starter(w, 0)[:100], starter(w, 0)[1000:1100])
+	assert.Zero(t, e.Errors()+w.Engines[1].Errors())
+}
+
+func testThirdPartyCopy(t *testing.T, w *coretest.World) {
+	const n = 20000
+	fill(starter(w, 1)[:n], 11)
+	fill(starter(w, 2)[40000:40000+n], 12)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 0 {
+			// rank 1 → rank 2, and rank 2 → rank 2 (both ends on one other rank).
+			h1, err := e.Copy(sga(e, 2, 0), sga(e, 1, 0), n, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			h2, err := e.Copy(sga(e, 2, 20000), sga(e, 2, 40000), n, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h1)
+			e.Complete(h2)
+		}
+		return e.Sync()
+	})
+	assert.Equal(t, starter(w, 1)[:n], starter(w, 2)[:n], "remote-to-remote copy")
+	assert.Equal(t, starter(w, 2)[40000:40000+n], starter(w, 2)[20000:20000+n], "copy within another rank")
+}
+
+func word4(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+func word8(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+
+func testAtomicsEveryPlacement(t *testing.T, w *coretest.World) {
+	type tc struct {
+		op        core.AtomicOp
+		init, a   uint64
+		b         uint64
+		wantAfter uint64
+	}
+	cases := []tc{
+		{core.OpCas4, 100, 100, 10000, 10000},
+		{core.OpCas4, 100, 99, 10000, 100},
+		{core.OpCas8, 1 << 40, 1 << 40, 7, 7},
+		{core.OpSwap4, 100, 50, 0, 50},
+		{core.OpSwap8, 1 << 50, 3, 0, 3},
+		{core.OpAdd4, 0xfffffff0, 0x20, 0, 0x10},
+		{core.OpAdd8, 1 << 40, 5, 0, 1<<40 + 5},
+		{core.OpXor4, 0xff00, 0x0ff0, 0, 0xf0f0},
+		{core.OpXor8, 1<<63 | 1, 1, 0, 1 << 63},
+		{core.OpOr4, 0x100, 0x011, 0, 0x111},
+		{core.OpOr8, 1 << 33, 1, 0, 1<<33 | 1},
+		{core.OpAnd4, 0xf0f0, 0xff00, 0, 0xf000},
+		{core.OpAnd8, 1<<40 | 0xff, 0xf, 0, 0xf},
+	}
+	// placements: (issuer, target owner, result owner)
+	placements := [][3]int{{0, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 1, 2}, {0, 1, 1}}
+	const targetOff, resultOff = 64, 128
+	for _, c := range cases {
+		for _, pl := range placements {
+			width := c.op.Width()
+			for r := range w.Engines {
+				clear(starter(w, r)[:256])
+			}
+			tb := starter(w, pl[1])
+			if width == 4 {
+				binary.LittleEndian.PutUint32(tb[targetOff:], uint32(c.init))
+			} else {
+				binary.LittleEndian.PutUint64(tb[targetOff:], c.init)
+			}
+			w.Run(func(r int, e *core.Engine) error {
+				if r == pl[0] {
+					h, err := e.Atomic(c.op, sga(e, pl[2], resultOff), sga(e, pl[1], targetOff), c.a, c.b, core.HandleNull)
+					if err != nil {
+						return err
+					}
+					e.Complete(h)
+				}
+				return e.Sync()
+			})
+			var gotOld, gotAfter uint64
+			if width == 4 {
+				gotOld, gotAfter = uint64(word4(starter(w, pl[2]), resultOff)), uint64(word4(starter(w, pl[1]), targetOff))
+			} else {
+				gotOld, gotAfter = word8(starter(w, pl[2]), resultOff), word8(starter(w, pl[1]), targetOff)
+			}
+			assert.Equal(t, c.init, gotOld, "%s placement %v: fetched value", c.op, pl)
+			assert.Equal(t, c.wantAfter, gotAfter, "%s placement %v: value after", c.op, pl)
+		}
+	}
+	for r, e := range w.Engines {
+		assert.Zero(t, e.Errors(), "rank %d errors", r)
+	}
+}
+
+func testAtomicContention(t *testing.T, w *coretest.World) {
+	const perRank = 2000
+	w.Run(func(r int, e *core.Engine) error {
+		var hs []core.Handle
+		for i := 0; i < perRank; i++ {
+			h, err := e.Atomic(core.OpAdd8, sga(e, r, 1024+8*uint64(i%32)), sga(e, 0, 0), 1, 0, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			hs = append(hs, h)
+			if i%2 == 0 {
+				// 4-byte counter at offset 8 through cas loops: exercises
+				// fetch, compare, retry across ranks.
+				for {
+					h, err := e.Atomic(core.OpAdd4, sga(e, r, 600), sga(e, 0, 8), 0, 0, core.HandleNull)
+					if err != nil {
+						return err
+					}
+					e.Complete(h)
+					cur := word4(e.StarterMemory(core.SegStarter), 600)
+					h, err = e.Atomic(core.OpCas4, sga(e, r, 604), sga(e, 0, 8), uint64(cur), uint64(cur+1), core.HandleNull)
+					if err != nil {
+						return err
+					}
+					e.Complete(h)
+					if word4(e.StarterMemory(core.SegStarter), 604) == cur {
+						break
+					}
+				}
+			}
+		}
+		e.Complete(core.HandleAll)
+		return e.Sync()
+	})
+	assert.Equal(t, uint64(perRank*len(w.Engines)), word8(starter(w, 0), 0), "add8 sum")
+	assert.Equal(t, uint32(perRank/2*len(w.Engines)), word4(starter(w, 0), 8), "cas4 increments")
+}
+
+func testOrderingChains(t *testing.T, w *coretest.World) {
+	const n = 5000
+	for _, mode := range []string{"handle", "all", "cont"} {
+		for r := range w.Engines {
+			clear(starter(w, r))
+		}
+		fill(starter(w, 0)[:n], 99)
+		w.Run(func(r int, e *core.Engine) error {
+			if r != 0 {
+				return e.Sync()
+			}
+			// 0 → 1 → 2 → 1 (second region) → 0 (second region): each step
+			// must start after the previous one completed.
+			h, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			steps := [][2]core.GA{
+				{sga(e, 2, 0), sga(e, 1, 0)},
+				{sga(e, 1, 10000), sga(e, 2, 0)},
+				{sga(e, 0, 10000), sga(e, 1, 10000)},
+			}
+			for _, s := range steps {
+				order := h
+				switch mode {
+				case "all":
+					order = core.HandleAll
+				case "cont":
+					order = core.HandleCont
+				}
+				if h, err = e.Copy(s[0], s[1], n, order); err != nil {
+					return err
+				}
+			}
+			e.Complete(h)
+			if err := check(!e.Inquire(core.HandleAll), "complete(last) left earlier handles incomplete"); err != nil {
+				return err
+			}
+			return e.Sync()
+		})
+		assert.Equal(t, starter(w, 0)[:n], starter(w, 0)[10000:10000+n], "chain with order=%s", mode)
+	}
+}
+
+func testCompleteAndInquire(t *testing.T, w *coretest.World) {
+	w.Run(func(r int, e *core.Engine) error {
+		if err := check(!e.Inquire(core.HandleNull), "inquire(NULL) must be 0"); err != nil {
+			return err
+		}
+		e.Complete(core.HandleNull)
+		last := e.LastIssued()
+		e.Complete(last + 1000) // never issued: must return
+		if err := check(!e.Inquire(last+1000), "inquire(never issued) must be 0"); err != nil {
+			return err
+		}
+		var hs []core.Handle
+		for i := 0; i < 50; i++ {
+			h, err := e.Copy(sga(e, 1-r, uint64(i)*8), sga(e, r, 0), 8, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			if len(hs) > 0 && h != hs[len(hs)-1]+1 {
+				return fmt.Errorf("handles not consecutive: %d after %d", h, hs[len(hs)-1])
+			}
+			hs = append(hs, h)
+		}
+		e.Complete(hs[25])
+		for _, h := range hs[:26] {
+			if e.Inquire(h) {
+				return fmt.Errorf("handle %d incomplete after complete(%d)", h, hs[25])
+			}
+		}
+		e.Complete(core.HandleAll)
+		if e.Inquire(core.HandleAll) || e.Inquire(hs[49]) {
+			return fmt.Errorf("incomplete after complete(ALL)")
+		}
+		return e.Sync()
+	})
+}
+
+func testRemoteAccessErrors(t *testing.T, w *coretest.World) {
+	const size = 65536
+	fill(starter(w, 1), 5)
+	before := append([]byte(nil), starter(w, 1)...)
+	fill(starter(w, 0), 6)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 0 {
+			l := e.Layout()
+			bad := []struct {
+				what string
+				dst  core.GA
+				n    uint64
+			}{
+				{"beyond the region", sga(e, 1, size-10), 11},
+				{"far beyond the region", sga(e, 1, 40000), 60000},
+				{"unknown segment", l.Encode(1, 0, 100, 0), 8},
+			}
+			for _, b := range bad {
+				errsBefore := e.Errors()
+				h, err := e.Copy(b.dst, sga(e, 0, 0), b.n, core.HandleNull)
+				if err != nil {
+					return fmt.Errorf("%s: issue failed, want an error completion: %v", b.what, err)
+				}
+				e.Complete(h)
+				if e.Errors() != errsBefore+1 {
+					return fmt.Errorf("%s: put completed without an error", b.what)
+				}
+				// get from a bad range must fail too, and leave our memory alone
+				errsBefore = e.Errors()
+				h, err = e.Copy(sga(e, 0, 0), b.dst, min(b.n, 1000), core.HandleNull)
+				if err != nil {
+					return err
+				}
+				e.Complete(h)
+				if b.n <= 1000 && e.Errors() != errsBefore+1 {
+					return fmt.Errorf("%s: get completed without an error", b.what)
+				}
+			}
+			// atomics on bad targets
+			errsBefore := e.Errors()
+			h, err := e.Atomic(core.OpAdd8, sga(e, 0, 0), sga(e, 1, size), 1, 0, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			if e.Errors() != errsBefore+1 {
+				return fmt.Errorf("atomic beyond the region completed without an error")
+			}
+			// issue-time errors
+			if _, err := e.Copy(core.GANull, sga(e, 0, 0), 1, core.HandleNull); err == nil {
+				return fmt.Errorf("copy to ACP_GA_NULL accepted")
+			}
+			if _, err := e.Copy(sga(e, 1, 0), sga(e, 0, size-1), 2, core.HandleNull); err == nil {
+				return fmt.Errorf("copy from beyond the local region accepted")
+			}
+			if _, err := e.Atomic(core.OpAdd8, sga(e, 0, 0), sga(e, 1, 4), 1, 0, core.HandleNull); err == nil {
+				return fmt.Errorf("misaligned atomic accepted")
+			}
+			if _, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), 1, e.LastIssued()+5); err == nil {
+				return fmt.Errorf("order on a future handle accepted")
+			}
+		}
+		return e.Sync()
+	})
+	assert.Equal(t, before, starter(w, 1), "rejected accesses changed the owner's memory")
+}
+
+func testRegisteredMemory(t *testing.T, w *coretest.World) {
+	// Rank 1 registers a C-like buffer (outside the Go heap), publishes its
+	// GA in its starter memory; rank 0 writes into it; rank 1 unregisters;
+	// a later write must fail and leave the memory alone.
+	buf := make([]byte, 4096) // Go memory is fine here: engines only use pointers
+	var key core.GA
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 1 {
+			var err error
+			key, err = e.Register(unsafe.Pointer(&buf[0]), uint64(len(buf)), 0)
+			if err != nil {
+				return err
+			}
+			ga, err := e.QueryGA(key, unsafe.Pointer(&buf[100]))
+			if err != nil {
+				return err
+			}
+			if ga != key+100 {
+				return fmt.Errorf("QueryGA not linear: %#x vs key %#x", ga, key)
+			}
+			p, err := e.QueryAddress(ga)
+			if err != nil || p != unsafe.Pointer(&buf[100]) {
+				return fmt.Errorf("QueryAddress(%#x) = %p, %v", ga, p, err)
+			}
+			binary.LittleEndian.PutUint64(e.StarterMemory(core.SegStarter), uint64(ga))
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			h, err := e.Copy(sga(e, 0, 8), sga(e, 1, 0), 8, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			ga := core.GA(word8(e.StarterMemory(core.SegStarter), 8))
+			copy(e.StarterMemory(core.SegStarter)[64:], "registered memory reached")
+			if h, err = e.Copy(ga, sga(e, 0, 64), 25, core.HandleNull); err != nil {
+				return err
+			}
+			e.Complete(h)
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 1 {
+			if string(buf[100:125]) != "registered memory reached" {
+				return fmt.Errorf("registered buffer holds %q", buf[100:125])
+			}
+			if err := e.Unregister(key); err != nil {
+				return err
+			}
+			if err := e.Unregister(key); err == nil {
+				return fmt.Errorf("second unregister of the same key succeeded")
+			}
+			clear(buf)
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			ga := core.GA(word8(e.StarterMemory(core.SegStarter), 8))
+			before := e.Errors()
+			h, err := e.Copy(ga, sga(e, 0, 64), 25, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			if e.Errors() != before+1 {
+				return fmt.Errorf("write to unregistered memory completed without an error")
+			}
+		}
+		return e.Sync()
+	})
+	assert.Equal(t, make([]byte, 4096), buf, "unregistered buffer was written")
+}
+
+func testBackPressure(t *testing.T, w *coretest.World) {
+	// queue depth 8: issuing 500 operations without completing must make
+	// progress by itself, drop nothing and not deadlock.
+	w.Run(func(r int, e *core.Engine) error {
+		for i := 0; i < 500; i++ {
+			if _, err := e.Atomic(core.OpAdd8, sga(e, r, 1024), sga(e, 1-r, 8*uint64(r)), 1, 0, core.HandleNull); err != nil {
+				return err
+			}
+			if i%7 == 0 {
+				if _, err := e.Copy(sga(e, 1-r, 4096+uint64(r)*8), sga(e, r, 1024), 8, core.HandleAll); err != nil {
+					return err
+				}
+			}
+		}
+		return e.Sync()
+	})
+	for r := range w.Engines {
+		assert.Equal(t, uint64(500), word8(starter(w, 1-r), 8*r))
+	}
+}
+
+func testBarriers(t *testing.T, w *coretest.World) {
+	// Each rank bumps a counter on every rank before each barrier; after
+	// barrier k every counter must be exactly k*N.
+	const rounds = 20
+	w.Run(func(r int, e *core.Engine) error {
+		n := e.Procs()
+		for k := 1; k <= rounds; k++ {
+			for p := 0; p < n; p++ {
+				if _, err := e.Atomic(core.OpAdd8, sga(e, r, 2048), sga(e, p, 0), 1, 0, core.HandleNull); err != nil {
+					return err
+				}
+			}
+			if err := e.Sync(); err != nil {
+				return err
+			}
+			if got := word8(e.StarterMemory(core.SegStarter), 0); got != uint64(k*n) {
+				return fmt.Errorf("after barrier %d the counter is %d, want %d", k, got, k*n)
+			}
+			if err := e.Sync(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func testConcurrentIssuers(t *testing.T, w *coretest.World) {
+	const threads, per = 4, 300
+	w.Run(func(r int, e *core.Engine) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, threads)
+		for th := 0; th < threads; th++ {
+			wg.Add(1)
+			go func(th int) {
+				defer wg.Done()
+				for i := 0; i < per; i++ {
+					peer := (r + 1 + i) % e.Procs()
+					h, err := e.Atomic(core.OpAdd8, sga(e, r, 4096+uint64(th)*8), sga(e, peer, 0), 1, 0, core.HandleNull)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if i%3 == 0 {
+						e.Complete(h)
+					}
+					if _, err := e.Copy(sga(e, peer, 1024+uint64(r*threads+th)*8), sga(e, r, 4096+uint64(th)*8), 8, core.HandleNull); err != nil {
+						errs <- err
+						return
+					}
+					e.Inquire(h)
+				}
+				e.Complete(core.HandleAll)
+			}(th)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			return err
+		}
+		return e.Sync()
+	})
+	var total uint64
+	for r := range w.Engines {
+		total += word8(starter(w, r), 0)
+	}
+	assert.Equal(t, uint64(threads*per*len(w.Engines)), total)
+}
+
+func testReset(t *testing.T, w *coretest.World) {
+	n := len(w.Engines)
+	// Not a permutation: everybody fails, nothing changes.
+	w.Run(func(r int, e *core.Engine) error {
+		starter := e.StarterMemory(core.SegStarter)
+		starter[0] = 42
+		if err := e.Reset(0); err == nil {
+			return fmt.Errorf("reset to a non-permutation succeeded")
+		}
+		if e.Rank() != r || starter[0] != 42 {
+			return fmt.Errorf("failed reset changed rank or memory")
+		}
+		return e.Sync()
+	})
+	// Reverse the ranks.
+	w.Run(func(r int, e *core.Engine) error {
+		if _, err := e.Copy(sga(e, (r+1)%n, 8), sga(e, r, 0), 8, core.HandleNull); err != nil {
+			return err
+		}
+		if err := e.Reset(n - 1 - r); err != nil {
+			return err
+		}
+		if e.Rank() != n-1-r {
+			return fmt.Errorf("rank %d after reset, want %d", e.Rank(), n-1-r)
+		}
+		if e.LastIssued() != 0 {
+			return fmt.Errorf("handles did not restart: last issued %d", e.LastIssued())
+		}
+		for i, b := range e.StarterMemory(core.SegStarter) {
+			if b != 0 {
+				return fmt.Errorf("starter memory byte %d is %d after reset", i, b)
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		// Write our new rank into the starter memory of new rank (me+1).
+		me := e.Rank()
+		binary.LittleEndian.PutUint64(e.StarterMemory(core.SegStarter)[256:], uint64(me)+1000)
+		h, err := e.Copy(sga(e, (me+1)%n, 0), sga(e, me, 256), 8, core.HandleNull)
+		if err != nil {
+			return err
+		}
+		if h != 1 {
+			return fmt.Errorf("first handle after reset is %d, want 1", h)
+		}
+		return e.Sync()
+	})
+	for r := range w.Engines {
+		newRank := n - 1 - r
+		from := (newRank - 1 + n) % n
+		assert.Equal(t, uint64(from)+1000, word8(starter(w, r), 0), "process %d (new rank %d)", r, newRank)
+	}
+}
+
+func testLargeCopy(t *testing.T, w *coretest.World) {
+	const n = 4<<20 + 13
+	fill(starter(w, 0)[:n], 77)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 1 {
+			// get then put back to a second place
+			h, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			if _, err = e.Copy(sga(e, 0, 4<<20+100), sga(e, 1, 0), 100000, h); err != nil {
+				return err
+			}
+			e.Complete(core.HandleAll)
+		}
+		return e.Sync()
+	})
+	assert.True(t, bytes.Equal(starter(w, 0)[:n], starter(w, 1)[:n]), "4 MiB get")
+	assert.True(t, bytes.Equal(starter(w, 0)[:100000], starter(w, 0)[4<<20+100:4<<20+100100]), "ordered put back")
+}

@@ -1,0 +1,146 @@
+package coretest
+
+import (
+	"bytes"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libacp/libacp/core"
+)
+
+// World is N engines in one process, one per simulated rank.
+type World struct {
+	T       testing.TB
+	Engines []*core.Engine
+	Group   *Group
+	Stderr  *SyncBuffer
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// NewWorld starts n engines over the given transport. settings are extra
+// "name=value" pairs applied to every engine.
+func NewWorld(t testing.TB, n int, transport string, settings ...string) *World {
+	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := 0; r < n; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			s := NewSettings(t, transport, settings...)
+			e, err := core.New(core.Config{
+				Settings:  s,
+				Exchanger: w.Group.Member(r),
+				Stderr:    w.Stderr,
+				Exit: func(code int) {
+					panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
+				},
+			})
+			errs[r] = err
+			w.Engines[r] = e
+		}(r)
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: init: %v", r, err)
+		}
+	}
+	return w
+}
+
+// NewSettings builds a settings set with every registered transport's
+// settings, the transport forced, and extra "name=value" pairs.
+func NewSettings(t testing.TB, transport string, kv ...string) *core.Settings {
+	defs := [][]core.Setting{core.BaseSettings}
+	for _, tr := range core.Transports() {
+		defs = append(defs, tr.Settings)
+	}
+	s := core.NewSettings(defs...)
+	if transport != "" {
+		if err := s.Set("transports", transport, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range kv {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok {
+			t.Fatalf("setting %q is not name=value", p)
+		}
+		if err := s.Set(name, val, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// Run runs f on every rank concurrently and fails the test with every
+// rank's error. A panic on one rank is reported as that rank's error. When
+// one rank fails, the others may be stuck in a collective forever: Run
+// waits a few seconds more for them and then gives up.
+func (w *World) Run(f func(rank int, e *core.Engine) error) {
+	w.T.Helper()
+	type result struct {
+		rank int
+		err  error
+	}
+	results := make(chan result, len(w.Engines))
+	for r, e := range w.Engines {
+		go func(r int, e *core.Engine) {
+			var err error
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+				}
+				results <- result{r, err}
+			}()
+			err = f(r, e)
+		}(r, e)
+	}
+	var grace <-chan time.Time
+	for left := len(w.Engines); left > 0; {
+		select {
+		case res := <-results:
+			left--
+			if res.err != nil {
+				w.T.Errorf("rank %d: %v", res.rank, res.err)
+				if grace == nil {
+					grace = time.After(5 * time.Second)
+				}
+			}
+		case <-grace:
+			w.T.Fatalf("%d rank(s) still blocked after another rank failed; stderr:\n%s", left, w.Stderr.String())
+		}
+	}
+	if w.T.Failed() {
+		w.T.FailNow()
+	}
+}
+
+// Close finalizes every engine.
+func (w *World) Close() {
+	w.T.Helper()
+	w.Run(func(_ int, e *core.Engine) error { return e.Finalize() })
+}

@@ -1,0 +1,154 @@
+package core
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// Control messages between engines, carried by Transport.Send. A rank that
+// can reach neither end of an operation hands it to the owner of the source
+// (copy) or target (atomic), which executes it and answers with msgDone —
+// the way the original devices did it.
+const (
+	msgCopy    = 1 // h, dst, src, size
+	msgAtomic  = 2 // h, op, dst, src, a, b
+	msgDone    = 3 // h, status
+	msgBarrier = 4 // epoch, round
+)
+
+var le = binary.LittleEndian
+
+func encodeDelegation(c *cmd) []byte {
+	var b [42]byte
+	if c.kind == kindCopyRemote {
+		b[0] = msgCopy
+		le.PutUint64(b[1:], uint64(c.h))
+		le.PutUint64(b[9:], uint64(c.dst))
+		le.PutUint64(b[17:], uint64(c.src))
+		le.PutUint64(b[25:], c.size)
+		return b[:33]
+	}
+	b[0] = msgAtomic
+	le.PutUint64(b[1:], uint64(c.h))
+	b[9] = byte(c.op)
+	le.PutUint64(b[10:], uint64(c.dst))
+	le.PutUint64(b[18:], uint64(c.src))
+	le.PutUint64(b[26:], c.a)
+	le.PutUint64(b[34:], c.b)
+	return b[:42]
+}
+
+// Deliver implements Host: a control message from a peer.
+func (e *Engine) Deliver(peer int, msg []byte) {
+	if len(msg) == 0 {
+		return
+	}
+	switch {
+	case msg[0] == msgCopy && len(msg) == 33:
+		e.execCopy(peer, Handle(le.Uint64(msg[1:])), GA(le.Uint64(msg[9:])), GA(le.Uint64(msg[17:])), le.Uint64(msg[25:]))
+	case msg[0] == msgAtomic && len(msg) == 42:
+		e.execAtomic(peer, Handle(le.Uint64(msg[1:])), AtomicOp(msg[9]), GA(le.Uint64(msg[10:])), GA(le.Uint64(msg[18:])), le.Uint64(msg[26:]), le.Uint64(msg[34:]))
+	case msg[0] == msgDone && len(msg) == 10:
+		e.onDone(peer, Handle(le.Uint64(msg[1:])), Status(msg[9]))
+	case msg[0] == msgBarrier && len(msg) == 10:
+		e.bar.arrive(le.Uint64(msg[1:]), msg[9])
+		e.q.wake.broadcast()
+	default:
+		e.Logf(1, "dropped malformed control message (type %d, %d bytes) from process %d", msg[0], len(msg), peer)
+	}
+}
+
+// delegated is an operation this rank executes for another one.
+type delegated struct {
+	e    *Engine
+	from int // physical index of the initiator
+	h    Handle
+	pin  *Region
+	word uint64
+}
+
+func (d *delegated) OnComplete(_ uint64, err error) {
+	if d.pin != nil {
+		d.pin.Release()
+	}
+	d.e.sendDone(d.from, d.h, StatusOf(err))
+}
+
+func (e *Engine) sendDone(to int, h Handle, st Status) {
+	var b [10]byte
+	b[0] = msgDone
+	le.PutUint64(b[1:], uint64(h))
+	b[9] = byte(st)
+	e.transportTo(to).Send(to, b[:])
+}
+
+// execCopy runs a copy whose source is here, for initiator `from`.
+func (e *Engine) execCopy(from int, h Handle, dst, src GA, n uint64) {
+	s, sr, st := e.regs.Acquire(src, n)
+	if st != StatusOK {
+		e.sendDone(from, h, st)
+		return
+	}
+	dr := e.layout.Rank(dst)
+	switch {
+	case dr < 0:
+		sr.Release()
+		e.sendDone(from, h, StatusBadRequest)
+	case dr == e.Rank():
+		d, dreg, st := e.regs.Acquire(dst, n)
+		if st == StatusOK {
+			copy(bytesAt(d, n), bytesAt(s, n))
+			dreg.Release()
+		}
+		sr.Release()
+		e.sendDone(from, h, st)
+	default:
+		peer := e.peerOf(dr)
+		e.transportTo(peer).Put(peer, dst, s, n, &delegated{e: e, from: from, h: h, pin: sr})
+	}
+}
+
+// execAtomic runs an atomic whose target is here, for initiator `from`,
+// and stores the old value at dst wherever it is.
+func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, b uint64) {
+	old, st := e.ApplyAtomic(op, target, a, b)
+	if st != StatusOK {
+		e.sendDone(from, h, st)
+		return
+	}
+	w := op.Width()
+	dr := e.layout.Rank(dst)
+	switch {
+	case dr < 0:
+		e.sendDone(from, h, StatusBadRequest)
+	case dr == e.Rank():
+		p, r, st := e.regs.Acquire(dst, w)
+		if st == StatusOK {
+			storeWord(p, w, old)
+			r.Release()
+		}
+		e.sendDone(from, h, st)
+	default:
+		peer := e.peerOf(dr)
+		d := &delegated{e: e, from: from, h: h, word: old}
+		e.transportTo(peer).Put(peer, dst, unsafe.Pointer(&d.word), w, d)
+	}
+}
+
+// onDone completes a delegated operation of ours.
+func (e *Engine) onDone(peer int, h Handle, st Status) {
+	q := &e.q
+	q.mu.Lock()
+	c := q.slot(h)
+	ok := c.h == h && c.state == slotRunning && (c.kind == kindCopyRemote || c.kind == kindAtomicRemote) && c.peer == peer
+	q.mu.Unlock()
+	if !ok {
+		e.Logf(1, "ignored a completion for handle %d from process %d that matches no operation in flight", h, peer)
+		return
+	}
+	var err error
+	if st != StatusOK {
+		err = &AccessError{Status: st, Rank: e.rankOfPeer(peer)}
+	}
+	q.complete(c, err)
+}

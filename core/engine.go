@@ -1,0 +1,553 @@
+package core
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Exchanger is the bootstrap as the engine sees it: how processes that do
+// not know each other yet exchange contact information once, and a barrier
+// that stays reliable when the transports are being torn down.
+type Exchanger interface {
+	Rank() int // physical index of this process, 0..Size-1
+	Size() int
+	// AllGather contributes rec (the same length on every process) and
+	// returns every process's record concatenated in physical order.
+	AllGather(rec []byte) ([]byte, error)
+	// Barrier returns when every process has called it.
+	Barrier() error
+	// Abort asks the launcher to stop the whole job.
+	Abort(code int, msg string)
+	Close() error
+}
+
+// LocalIPer is implemented by exchangers that know which local IP address
+// reached the other processes (a TCP rendezvous does).
+type LocalIPer interface{ LocalIP() string }
+
+// Config is what an engine is built from.
+type Config struct {
+	Settings  *Settings
+	Exchanger Exchanger
+	// Stderr receives diagnostics (os.Stderr when nil).
+	Stderr io.Writer
+	// Exit ends the process after a fatal error or acp_abort (os.Exit when
+	// nil). Tests that run several engines in one process replace it.
+	Exit func(code int)
+}
+
+// Engine is one process's ACP basic layer: registration, the command queue
+// with its handles, local execution, delegation and the transports.
+type Engine struct {
+	cfg      Config
+	ex       Exchanger
+	layout   Layout
+	nprocs   int
+	phys     int          // our physical index
+	rank     atomic.Int64 // our logical rank (acp_rank)
+	log2phys []int32      // nil while logical == physical
+	regs     *RegTable
+	starters [3][]byte
+	colors   int
+
+	trs   []Transport // open transports, preference order
+	route []uint8     // peer → index into trs; nil: trs[0] for all
+
+	q       queue
+	bar     barrier
+	verbose int
+	spin    time.Duration
+	timeout time.Duration
+	errs    atomic.Int64 // operations completed with an error
+
+	stateMu sync.Mutex
+	closed  bool
+}
+
+// Handle is an ACP operation handle (acp_handle_t).
+type Handle int64
+
+// Special handles.
+const (
+	HandleNull Handle = 0
+	HandleAll  Handle = -1
+	HandleCont Handle = -2
+)
+
+// nodeIDSize is the size of the per-host identity in the start-up record.
+const nodeIDSize = 16
+
+// New initialises the basic layer of this process: starter memory, the
+// registration table, the transports, and the exchange of addresses. It
+// returns when every process of the job got as far (the allgather is a
+// barrier).
+func New(cfg Config) (*Engine, error) {
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	if cfg.Exit == nil {
+		cfg.Exit = os.Exit
+	}
+	s := cfg.Settings
+	ex := cfg.Exchanger
+	e := &Engine{
+		cfg:     cfg,
+		ex:      ex,
+		nprocs:  ex.Size(),
+		phys:    ex.Rank(),
+		verbose: s.Int("verbose"),
+		spin:    s.Duration("progress-spin"),
+		timeout: s.Duration("peer-timeout"),
+	}
+	e.rank.Store(int64(e.phys))
+	if pf := s.String("portfile"); pf != "" {
+		return nil, fmt.Errorf("--acp-portfile %q: the multi-MPI port file of the original macprun is not supported; start the job with acprun, mpirun or srun", pf)
+	}
+
+	// Transports first: they decide the number of colours, which the GA
+	// layout needs.
+	e.colors = 1
+	if e.nprocs > 1 {
+		if err := e.openTransports(); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if e.layout, err = NewLayout(e.nprocs, e.colors); err != nil {
+		e.closeTransports()
+		return nil, err
+	}
+	e.regs = NewRegTable(e.layout, e.phys)
+	if err := e.allocStarters(); err != nil {
+		e.closeTransports()
+		return nil, err
+	}
+	e.q.init(e, s.Int("queue-depth"))
+	e.bar.init()
+
+	if err := e.exchange(); err != nil {
+		e.release()
+		return nil, err
+	}
+	e.Logf(2, "%s; %d colour(s); transports %s; queue depth %d", e.layout, e.colors, e.transportNames(), s.Int("queue-depth"))
+	return e, nil
+}
+
+func (e *Engine) openTransports() error {
+	s := e.cfg.Settings
+	var names []string
+	if v := strings.TrimSpace(s.String("transports")); v != "" {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(strings.ToLower(n)); n != "" {
+				names = append(names, n)
+			}
+		}
+	} else {
+		for _, t := range Transports() {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) == 0 {
+		return errors.New("no transport is linked into this library")
+	}
+	hint := ""
+	if lip, ok := e.ex.(LocalIPer); ok {
+		hint = lip.LocalIP()
+	}
+	var failures []string
+	for _, n := range names {
+		info, ok := LookupTransport(n)
+		if !ok {
+			return fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", n, strings.Join(registeredNames(), ", "))
+		}
+		t, err := info.Open(TransportConfig{Host: e, Settings: s, Peer: e.phys, NPeers: e.nprocs, BindHint: hint})
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", n, err))
+			continue
+		}
+		e.trs = append(e.trs, t)
+		e.colors = max(e.colors, info.Colors)
+		// One transport reaches every peer for now; per-peer choice among
+		// several arrives with transports that reach only some peers.
+		break
+	}
+	if len(e.trs) == 0 {
+		return fmt.Errorf("no transport could be opened (%s)", strings.Join(failures, "; "))
+	}
+	return nil
+}
+
+func registeredNames() []string {
+	var out []string
+	for _, t := range Transports() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func (e *Engine) transportNames() string {
+	if len(e.trs) == 0 {
+		return "none (single process)"
+	}
+	var n []string
+	for _, t := range e.trs {
+		n = append(n, t.Name())
+	}
+	return strings.Join(n, ",")
+}
+
+func (e *Engine) allocStarters() error {
+	s := e.cfg.Settings
+	for i, name := range []string{"size-smem", "size-smem-cl", "size-smem-dl"} {
+		size := s.Uint(name)
+		if size > e.layout.MaxOffset() {
+			return fmt.Errorf("starter memory of %d bytes exceeds the %d bytes a GA can address in a %d-process job; lower --acp-%s / ACP_%s",
+				size, e.layout.MaxOffset(), e.nprocs, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+		}
+		b, err := mapAnon(size)
+		if err != nil {
+			e.freeStarters()
+			return fmt.Errorf("cannot allocate %d bytes of starter memory: %v; lower --acp-%s / ACP_%s",
+				size, err, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+		}
+		e.starters[i] = b
+		var base unsafe.Pointer
+		if len(b) > 0 {
+			base = unsafe.Pointer(&b[0])
+		}
+		// mmap returns page-aligned memory, so every rank's starter GA has
+		// offset 0 and can be computed without asking the owner.
+		e.regs.Install(SegStarter+i, base, size, 0)
+	}
+	return nil
+}
+
+func (e *Engine) freeStarters() {
+	for i := range e.starters {
+		unmap(e.starters[i])
+		e.starters[i] = nil
+	}
+}
+
+// exchange publishes this process's record and connects the transports.
+// Record: job key candidate (8) | colours (2) | node id (16) | transport
+// addresses in e.trs order.
+func (e *Engine) exchange() error {
+	if e.nprocs == 1 {
+		return nil
+	}
+	var key [8]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return err
+	}
+	rec := append([]byte{}, key[:]...)
+	rec = binary.LittleEndian.AppendUint16(rec, uint16(e.colors))
+	rec = append(rec, nodeID()...)
+	for _, t := range e.trs {
+		rec = append(rec, t.Address()...)
+	}
+	all, err := e.ex.AllGather(rec)
+	if err != nil {
+		return fmt.Errorf("start-up exchange failed: %v", err)
+	}
+	if len(all) != len(rec)*e.nprocs {
+		return fmt.Errorf("start-up exchange: %d bytes from %d processes, expected %d-byte records: do all processes use the same libacp and ACP_TRANSPORTS?", len(all), e.nprocs, len(rec))
+	}
+	book := AddressBook{RecSize: len(rec), Data: all}
+	for p := 0; p < e.nprocs; p++ {
+		if c := int(binary.LittleEndian.Uint16(book.At(p)[8:])); c != e.colors {
+			return fmt.Errorf("process %d offers %d colour(s), this one %d: every process must use the same transports", p, c, e.colors)
+		}
+	}
+	jobKey := binary.LittleEndian.Uint64(book.At(0)[:8]) // rank 0's candidate wins
+	off := 8 + 2 + nodeIDSize
+	for _, t := range e.trs {
+		n := len(t.Address())
+		sub := make([]byte, 0, n*e.nprocs)
+		for p := 0; p < e.nprocs; p++ {
+			sub = append(sub, book.At(p)[off:off+n]...)
+		}
+		if err := t.Connect(AddressBook{RecSize: n, Data: sub}, jobKey); err != nil {
+			return fmt.Errorf("%s: %v", t.Name(), err)
+		}
+		off += n
+	}
+	return nil
+}
+
+// nodeID identifies this host and boot: processes with equal ids can share
+// memory.
+func nodeID() []byte {
+	id := make([]byte, nodeIDSize)
+	h, _ := os.Hostname()
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	src := []byte(h + "\x00" + strings.TrimSpace(string(b)))
+	for i, c := range src {
+		id[i%nodeIDSize] = id[i%nodeIDSize]*31 + c
+	}
+	return id
+}
+
+// Layout returns the job's GA layout.
+func (e *Engine) Layout() Layout { return e.layout }
+
+// Rank is this process's logical rank (acp_rank).
+func (e *Engine) Rank() int { return int(e.rank.Load()) }
+
+// Procs is the number of processes (acp_procs).
+func (e *Engine) Procs() int { return e.nprocs }
+
+// Colors is the number of colours (acp_colors).
+func (e *Engine) Colors() int { return e.colors }
+
+// Errors is the number of operations that completed with an error.
+func (e *Engine) Errors() int64 { return e.errs.Load() }
+
+// TransportNames lists the open transports.
+func (e *Engine) TransportNames() string { return e.transportNames() }
+
+// peerOf maps a logical rank to its physical index.
+func (e *Engine) peerOf(rank int) int {
+	if e.log2phys == nil {
+		return rank
+	}
+	return int(e.log2phys[rank])
+}
+
+// transportTo picks the transport for a physical peer.
+func (e *Engine) transportTo(peer int) Transport {
+	if e.route == nil {
+		return e.trs[0]
+	}
+	return e.trs[e.route[peer]]
+}
+
+// StarterGA is the GA of byte 0 of rank's basic-layer starter memory.
+func (e *Engine) StarterGA(rank int) (GA, error) { return e.starterGA(rank, SegStarter) }
+
+// StarterGACL and StarterGADL name the middle layer's starter memories.
+func (e *Engine) StarterGACL(rank int) (GA, error) { return e.starterGA(rank, SegStarterCL) }
+
+// StarterGADL names rank's data-library starter memory.
+func (e *Engine) StarterGADL(rank int) (GA, error) { return e.starterGA(rank, SegStarterDL) }
+
+func (e *Engine) starterGA(rank, seg int) (GA, error) {
+	if rank < 0 || rank >= e.nprocs {
+		return GANull, fmt.Errorf("rank %d out of range 0..%d", rank, e.nprocs-1)
+	}
+	return e.layout.Encode(rank, 0, seg, 0), nil
+}
+
+// StarterMemory returns this process's starter region seg (0..2).
+func (e *Engine) StarterMemory(seg int) []byte { return e.starters[seg] }
+
+// Register makes [p, p+size) accessible to every rank. The key is the GA of
+// the region's first byte. Every call creates an independent registration,
+// even for identical or overlapping ranges.
+func (e *Engine) Register(p unsafe.Pointer, size uint64, color int) (GA, error) {
+	if color < 0 || color >= e.colors {
+		return GANull, fmt.Errorf("colour %d out of range 0..%d (acp_colors() = %d)", color, e.colors-1, e.colors)
+	}
+	r, err := e.regs.Add(p, size, color)
+	if err != nil {
+		return GANull, err
+	}
+	return e.layout.GAOf(e.Rank(), r, r.Base), nil
+}
+
+// region finds this process's live user region named by an atkey.
+func (e *Engine) region(key GA) (*Region, error) {
+	d := e.layout.Decode(key)
+	if key == GANull {
+		return nil, errors.New("key is ACP_ATKEY_NULL")
+	}
+	if d.Rank != e.Rank() {
+		return nil, fmt.Errorf("key %#x belongs to rank %d, not to this process (rank %d)", uint64(key), d.Rank, e.Rank())
+	}
+	r := e.regs.Lookup(d.Seg)
+	if r == nil || e.layout.GAOf(d.Rank, r, r.Base) != key {
+		return nil, fmt.Errorf("key %#x is not a live registration (unregistered already, or never registered)", uint64(key))
+	}
+	return r, nil
+}
+
+// Unregister withdraws a registration. Accesses in progress finish first.
+func (e *Engine) Unregister(key GA) error {
+	r, err := e.region(key)
+	if err != nil {
+		return err
+	}
+	if r.Seg < SegFirstUser {
+		return fmt.Errorf("key %#x is starter memory, which cannot be unregistered", uint64(key))
+	}
+	return e.regs.Remove(r.Seg)
+}
+
+// QueryGA converts a pointer inside a registration into a GA.
+func (e *Engine) QueryGA(key GA, p unsafe.Pointer) (GA, error) {
+	r, err := e.region(key)
+	if err != nil {
+		return GANull, err
+	}
+	off := uintptr(p) - uintptr(r.Base)
+	if uintptr(p) < uintptr(r.Base) || uint64(off) >= r.Size {
+		return GANull, fmt.Errorf("address %p is outside the registered region %p..%p of key %#x",
+			p, r.Base, unsafe.Add(r.Base, r.Size), uint64(key))
+	}
+	return e.layout.GAOf(e.Rank(), r, p), nil
+}
+
+// QueryAddress returns the local pointer for a GA of this process.
+func (e *Engine) QueryAddress(ga GA) (unsafe.Pointer, error) {
+	p, r, st := e.regs.Acquire(ga, 1)
+	if st != StatusOK {
+		return nil, e.accessErr(st, ga, 1, -1)
+	}
+	r.Release()
+	return p, nil
+}
+
+// QueryRank returns the rank owning ga, or -1.
+func (e *Engine) QueryRank(ga GA) int { return e.layout.Rank(ga) }
+
+// QueryColor returns the colour of ga, or -1 for invalid GAs.
+func (e *Engine) QueryColor(ga GA) int {
+	if e.layout.Rank(ga) < 0 {
+		return -1
+	}
+	return e.layout.Color(ga)
+}
+
+func (e *Engine) accessErr(st Status, ga GA, n uint64, rank int) error {
+	return &AccessError{Status: st, Rank: rank, GA: ga, Size: n}
+}
+
+// Logf prints a diagnostic when the verbosity is at least level.
+func (e *Engine) Logf(level int, format string, args ...any) {
+	if e.verbose >= level {
+		fmt.Fprintf(e.cfg.Stderr, "acp[%d]: %s\n", e.Rank(), fmt.Sprintf(format, args...))
+	}
+}
+
+// Verbose is the ACP_VERBOSE level in force.
+func (e *Engine) Verbose() int { return e.verbose }
+
+// Fatal stops the job after an unrecoverable error.
+func (e *Engine) Fatal(err error) {
+	fmt.Fprintf(e.cfg.Stderr, "acp[%d]: fatal: %v\n", e.Rank(), err)
+	e.ex.Abort(255, err.Error())
+	e.cfg.Exit(255)
+}
+
+// Abort ends this process after an application error (acp_abort): print the
+// message with the rank, tell the launcher, release what outlives the
+// process, exit 255.
+func (e *Engine) Abort(msg string) {
+	fmt.Fprintf(e.cfg.Stderr, "acp[%d]: acp_abort: %s\n", e.Rank(), msg)
+	e.ex.Abort(255, msg)
+	e.closeTransports()
+	e.cfg.Exit(255)
+}
+
+// Sync completes this process's outstanding operations, then waits for
+// every process (acp_sync).
+func (e *Engine) Sync() error {
+	e.Complete(HandleAll)
+	return e.barrier()
+}
+
+// quiesce brings the job to rest: own operations complete, nobody issues
+// more, every message sent was acknowledged, and all know it.
+func (e *Engine) quiesce() error {
+	e.Complete(HandleAll)
+	if err := e.barrier(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(e.timeout)
+	for _, t := range e.trs {
+		if err := t.Quiesce(deadline); err != nil {
+			return err
+		}
+	}
+	return e.ex.Barrier()
+}
+
+// Finalize ends the basic layer (acp_finalize): collective.
+func (e *Engine) Finalize() error {
+	e.stateMu.Lock()
+	defer e.stateMu.Unlock()
+	if e.closed {
+		return errors.New("already finalized")
+	}
+	err := e.quiesce()
+	e.closed = true
+	e.release()
+	return err
+}
+
+func (e *Engine) release() {
+	e.closeTransports()
+	e.freeStarters()
+	_ = e.ex.Close()
+}
+
+func (e *Engine) closeTransports() {
+	for _, t := range e.trs {
+		_ = t.Close()
+	}
+}
+
+// Reset re-ranks the job (acp_reset): every process names its new rank;
+// unless the names form a permutation of 0..N-1 all return an error and
+// nothing changes. Otherwise every registration and every outstanding
+// operation is dropped, all three starter memories are cleared, handles
+// restart at 1, and ranks follow the new numbering.
+func (e *Engine) Reset(newRank int) error {
+	e.stateMu.Lock()
+	defer e.stateMu.Unlock()
+	var rec [4]byte
+	binary.LittleEndian.PutUint32(rec[:], uint32(int32(newRank)))
+	all, err := e.ex.AllGather(rec[:])
+	if err != nil {
+		return fmt.Errorf("reset exchange failed: %v", err)
+	}
+	phys2log := make([]int32, e.nprocs)
+	log2phys := make([]int32, e.nprocs)
+	seen := make([]bool, e.nprocs)
+	identity := true
+	for p := 0; p < e.nprocs; p++ {
+		r := int32(binary.LittleEndian.Uint32(all[4*p:]))
+		if r < 0 || int(r) >= e.nprocs || seen[r] {
+			return fmt.Errorf("acp_reset: the requested ranks are not a permutation of 0..%d (process %d asked for %d)", e.nprocs-1, p, r)
+		}
+		seen[r] = true
+		phys2log[p] = r
+		log2phys[r] = int32(p)
+		identity = identity && int(r) == p
+	}
+	if err := e.quiesce(); err != nil {
+		return err
+	}
+	e.regs.RemoveAll()
+	for i := range e.starters {
+		zeroMapped(e.starters[i])
+	}
+	e.q.reset()
+	if identity {
+		e.log2phys = nil
+	} else {
+		e.log2phys = log2phys
+	}
+	e.rank.Store(int64(phys2log[e.phys]))
+	e.regs.SetRank(e.Rank())
+	return e.ex.Barrier()
+}

@@ -1,0 +1,224 @@
+// Package memnet is an in-memory transport for tests: endpoints in one
+// process exchange operations through queues served by a progress goroutine
+// per endpoint (and by Poll), so operations really are asynchronous, and
+// with ACP_MEMNET_SHUFFLE=1 they are served in random order.
+//
+// It registers itself as transport "memnet" when a test imports it.
+package memnet
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
+
+func init() {
+	core.RegisterTransport(core.TransportInfo{
+		Name:   "memnet",
+		Open:   open,
+		Colors: 1,
+		Settings: []core.Setting{
+			{Name: "memnet-shuffle", Kind: core.KindUint, Default: "0", Max: 1, Help: "serve queued operations in random order (tests)"},
+		},
+	})
+}
+
+var endpoints struct {
+	sync.Mutex
+	next uint64
+	m    map[uint64]*endpoint
+}
+
+type endpoint struct {
+	id      uint64
+	host    core.Host
+	shuffle bool
+	peers   []*endpoint
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	inbox   []func()
+	closed  bool
+	pending atomic.Int64 // our messages not yet served by their receiver
+	stopped chan struct{}
+}
+
+func open(cfg core.TransportConfig) (core.Transport, error) {
+	ep := &endpoint{host: cfg.Host, shuffle: cfg.Settings.Uint("memnet-shuffle") == 1, stopped: make(chan struct{})}
+	ep.cond = sync.NewCond(&ep.mu)
+	endpoints.Lock()
+	if endpoints.m == nil {
+		endpoints.m = map[uint64]*endpoint{}
+	}
+	endpoints.next++
+	ep.id = endpoints.next
+	endpoints.m[ep.id] = ep
+	endpoints.Unlock()
+	go ep.serve()
+	return ep, nil
+}
+
+func (ep *endpoint) Name() string { return "memnet" }
+
+func (ep *endpoint) Address() []byte { return binary.LittleEndian.AppendUint64(nil, ep.id) }
+
+func (ep *endpoint) Connect(book core.AddressBook, _ uint64) error {
+	endpoints.Lock()
+	defer endpoints.Unlock()
+	ep.peers = make([]*endpoint, book.Len())
+	for i := range ep.peers {
+		id := binary.LittleEndian.Uint64(book.At(i))
+		p, ok := endpoints.m[id]
+		if !ok {
+			return fmt.Errorf("memnet: no endpoint %d in this process", id)
+		}
+		ep.peers[i] = p
+	}
+	return nil
+}
+
+// post queues f at the endpoint. Work posted to a closed endpoint is
+// dropped, as a datagram to a dead process would be.
+func (ep *endpoint) post(f func()) {
+	ep.mu.Lock()
+	if !ep.closed {
+		ep.inbox = append(ep.inbox, f)
+		ep.cond.Signal()
+	}
+	ep.mu.Unlock()
+}
+
+// send runs f at peer and counts it as ours until it ran.
+func (ep *endpoint) send(peer int, f func()) {
+	ep.pending.Add(1)
+	ep.peers[peer].post(func() {
+		f()
+		ep.pending.Add(-1)
+	})
+}
+
+func (ep *endpoint) take(block bool) func() {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	for len(ep.inbox) == 0 {
+		if !block || ep.closed {
+			return nil
+		}
+		ep.cond.Wait()
+	}
+	i := 0
+	if ep.shuffle {
+		i = rand.IntN(len(ep.inbox))
+	}
+	f := ep.inbox[i]
+	ep.inbox = append(ep.inbox[:i], ep.inbox[i+1:]...)
+	return f
+}
+
+func (ep *endpoint) serve() {
+	defer close(ep.stopped)
+	for {
+		f := ep.take(true)
+		if f == nil {
+			return
+		}
+		f()
+	}
+}
+
+func (ep *endpoint) Poll() bool {
+	any := false
+	for i := 0; i < 16; i++ {
+		f := ep.take(false)
+		if f == nil {
+			break
+		}
+		f()
+		any = true
+	}
+	return any
+}
+
+func (ep *endpoint) index() int {
+	for i, p := range ep.peers {
+		if p == ep {
+			return i
+		}
+	}
+	return -1
+}
+
+func (ep *endpoint) Put(peer int, dst core.GA, src unsafe.Pointer, n uint64, c core.Completion) {
+	data := append([]byte(nil), unsafe.Slice((*byte)(src), n)...)
+	target := ep.peers[peer]
+	ep.send(peer, func() {
+		p, r, st := target.host.Acquire(dst, n)
+		if st == core.StatusOK {
+			copy(unsafe.Slice((*byte)(p), n), data)
+			r.Release()
+		}
+		ep.post(func() { c.OnComplete(0, st.Err()) })
+	})
+}
+
+func (ep *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c core.Completion) {
+	target := ep.peers[peer]
+	ep.send(peer, func() {
+		p, r, st := target.host.Acquire(src, n)
+		var data []byte
+		if st == core.StatusOK {
+			data = append([]byte(nil), unsafe.Slice((*byte)(p), n)...)
+			r.Release()
+		}
+		ep.post(func() {
+			if st == core.StatusOK {
+				copy(unsafe.Slice((*byte)(dst), n), data)
+			}
+			c.OnComplete(0, st.Err())
+		})
+	})
+}
+
+func (ep *endpoint) Atomic(peer int, op core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
+	t := ep.peers[peer]
+	ep.send(peer, func() {
+		old, st := t.host.ApplyAtomic(op, target, a, b)
+		ep.post(func() { c.OnComplete(old, st.Err()) })
+	})
+}
+
+func (ep *endpoint) Send(peer int, msg []byte) {
+	m := append([]byte(nil), msg...)
+	from := ep.index()
+	t := ep.peers[peer]
+	ep.send(peer, func() { t.host.Deliver(from, m) })
+}
+
+func (ep *endpoint) Quiesce(deadline time.Time) error {
+	for ep.pending.Load() != 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("memnet: %d messages not served by the deadline", ep.pending.Load())
+		}
+		ep.Poll()
+		time.Sleep(10 * time.Microsecond)
+	}
+	return nil
+}
+
+func (ep *endpoint) Close() error {
+	ep.mu.Lock()
+	ep.closed = true
+	ep.cond.Broadcast()
+	ep.mu.Unlock()
+	<-ep.stopped
+	endpoints.Lock()
+	delete(endpoints.m, ep.id)
+	endpoints.Unlock()
+	return nil
+}

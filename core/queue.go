@@ -1,0 +1,380 @@
+package core
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// The command queue: handles are consecutive per process starting at 1;
+// completion is in order (handle h is complete when h and everything issued
+// before it finished). Operations may finish out of order; the low-water
+// mark `done` only advances over a finished prefix.
+//
+// Slots live in a ring of `depth` entries indexed by handle. A handle's slot
+// is reused only after the handle retired (done >= h), which is why at most
+// `depth` operations are in flight: issuing more waits (back-pressure).
+
+type cmdState uint8
+
+const (
+	slotFree    cmdState = iota
+	slotWaiting          // start condition not met yet
+	slotRunning          // started; a completion will come
+	slotDone             // finished, waiting for earlier handles to finish
+)
+
+type cmdKind uint8
+
+const (
+	kindNop          cmdKind = iota // zero-byte copy
+	kindLocalCopy                   // both ends here
+	kindPut                         // source here, destination at a peer
+	kindGet                         // source at a peer, destination here
+	kindCopyRemote                  // neither end here: the source's owner executes
+	kindLocalAtomic                 // target and result here
+	kindAtomicFetch                 // target at a peer, result here
+	kindAtomicPush                  // target here, result at a peer
+	kindAtomicRemote                // target at a peer, result elsewhere: the target's owner executes
+)
+
+// cmd is one operation. It is the Completion handed to transports.
+type cmd struct {
+	e     *Engine
+	h     Handle
+	after Handle // may start once done >= after
+	state cmdState
+	kind  cmdKind
+	op    AtomicOp
+	dst   GA
+	src   GA
+	size  uint64
+	a, b  uint64
+	peer  int     // physical peer the operation talks to
+	pin   *Region // local region held while a transport uses it
+	word  uint64  // fetched value on its way to a remote result location
+}
+
+type queue struct {
+	e       *Engine
+	mu      sync.Mutex
+	ring    []cmd
+	issued  atomic.Int64 // last handle issued
+	done    atomic.Int64 // every handle <= done is complete
+	waiting []*cmd       // in handle order
+	wake    event
+}
+
+func (q *queue) init(e *Engine, depth int) {
+	q.e = e
+	q.ring = make([]cmd, depth)
+	for i := range q.ring {
+		q.ring[i].e = e
+	}
+}
+
+// reset forgets every handle (acp_reset; the job is quiescent).
+func (q *queue) reset() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range q.ring {
+		q.ring[i] = cmd{e: q.e}
+	}
+	q.issued.Store(0)
+	q.done.Store(0)
+	q.waiting = q.waiting[:0]
+}
+
+func (q *queue) slot(h Handle) *cmd { return &q.ring[uint64(h)%uint64(len(q.ring))] }
+
+// issue enters an operation and starts it when its condition allows.
+func (q *queue) issue(c cmd, order Handle) (Handle, error) {
+	q.mu.Lock()
+	for q.issued.Load()-q.done.Load() >= int64(len(q.ring)) {
+		q.mu.Unlock()
+		q.e.waitUntil(func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
+		q.mu.Lock()
+	}
+	h := Handle(q.issued.Load() + 1)
+	var after Handle
+	switch {
+	case order == HandleNull:
+		after = 0
+	case order == HandleAll || order == HandleCont:
+		// CONT may pipeline behind the previous operation; waiting for it
+		// is always a correct way to honour that.
+		after = h - 1
+	case order > 0 && order < h:
+		after = order
+	default:
+		q.mu.Unlock()
+		if order > 0 {
+			return HandleNull, fmt.Errorf("order handle %d has not been issued (last issued: %d)", order, h-1)
+		}
+		return HandleNull, fmt.Errorf("order handle %d is not a handle, ACP_HANDLE_NULL, ACP_HANDLE_ALL or ACP_HANDLE_CONT", order)
+	}
+	q.issued.Store(int64(h))
+	s := q.slot(h)
+	e := s.e
+	*s = c
+	s.e, s.h, s.after = e, h, after
+	if int64(after) <= q.done.Load() {
+		s.state = slotRunning
+		q.mu.Unlock()
+		q.run(s)
+		return h, nil
+	}
+	s.state = slotWaiting
+	q.waiting = append(q.waiting, s)
+	q.mu.Unlock()
+	return h, nil
+}
+
+// run starts c and then whatever its completion made ready, iteratively
+// (a chain of ordered local operations must not recurse).
+func (q *queue) run(c *cmd) {
+	ready := []*cmd{c}
+	for len(ready) > 0 {
+		c := ready[0]
+		ready = ready[1:]
+		if err, finished := q.e.start(c); finished {
+			ready = append(ready, q.finish(c, err)...)
+		}
+	}
+}
+
+// complete is called when a started operation ended.
+func (q *queue) complete(c *cmd, err error) {
+	if ready := q.finish(c, err); len(ready) > 0 {
+		for _, r := range ready {
+			q.run(r)
+		}
+	}
+}
+
+// finish marks c done, advances the low-water mark, and returns the
+// waiting operations whose start condition now holds (marked running).
+func (q *queue) finish(c *cmd, err error) []*cmd {
+	if err != nil {
+		q.e.opFailed(c, err)
+	}
+	q.mu.Lock()
+	c.state = slotDone
+	c.pin = nil
+	d := q.done.Load()
+	issued := q.issued.Load()
+	for d < issued {
+		s := q.slot(Handle(d + 1))
+		if s.state != slotDone {
+			break
+		}
+		s.state = slotFree
+		d++
+	}
+	q.done.Store(d)
+	var ready []*cmd
+	if len(q.waiting) > 0 {
+		keep := q.waiting[:0]
+		for _, w := range q.waiting {
+			if int64(w.after) <= d {
+				w.state = slotRunning
+				ready = append(ready, w)
+			} else {
+				keep = append(keep, w)
+			}
+		}
+		clear(q.waiting[len(keep):])
+		q.waiting = keep
+	}
+	q.mu.Unlock()
+	q.wake.broadcast()
+	return ready
+}
+
+// OnComplete receives the transport's verdict for c.
+func (c *cmd) OnComplete(val uint64, err error) {
+	e := c.e
+	if c.pin != nil {
+		c.pin.Release()
+	}
+	if ae, ok := err.(*AccessError); ok && ae.Rank < 0 {
+		// The peer rejected the access: say who and which range.
+		ae.Rank = e.rankOfPeer(c.peer)
+		switch c.kind {
+		case kindPut, kindAtomicPush:
+			ae.GA, ae.Size = c.dst, c.size
+		default:
+			ae.GA, ae.Size = c.src, c.size
+		}
+	}
+	if err == nil && c.kind == kindAtomicFetch {
+		p, r, st := e.regs.Acquire(c.dst, c.op.Width())
+		if st != StatusOK {
+			err = e.accessErr(st, c.dst, c.op.Width(), -1)
+		} else {
+			storeWord(p, c.op.Width(), val)
+			r.Release()
+		}
+	}
+	e.q.complete(c, err)
+}
+
+// rankOfPeer maps a physical index back to its logical rank (diagnostics).
+func (e *Engine) rankOfPeer(peer int) int {
+	if e.log2phys == nil {
+		return peer
+	}
+	for r, p := range e.log2phys {
+		if int(p) == peer {
+			return r
+		}
+	}
+	return -1
+}
+
+func (e *Engine) opFailed(c *cmd, err error) {
+	e.errs.Add(1)
+	if c.kind >= kindLocalAtomic {
+		e.Logf(1, "%s handle %d (dst %#x, target %#x) failed: %v", c.op, c.h, uint64(c.dst), uint64(c.src), err)
+	} else {
+		e.Logf(1, "acp_copy handle %d (dst %#x, src %#x, %d bytes) failed: %v", c.h, uint64(c.dst), uint64(c.src), c.size, err)
+	}
+}
+
+// Complete waits until h and every operation issued before it completed
+// (acp_complete). ALL and CONT mean everything issued so far; NULL and
+// handles never issued return at once.
+func (e *Engine) Complete(h Handle) {
+	q := &e.q
+	target := int64(h)
+	switch {
+	case h == HandleAll || h == HandleCont:
+		target = q.issued.Load()
+	case h <= 0 || int64(h) > q.issued.Load():
+		return
+	}
+	if q.done.Load() >= target {
+		return
+	}
+	e.waitUntil(func() bool { return q.done.Load() >= target })
+}
+
+// Inquire reports whether h or an operation before it is still incomplete
+// (acp_inquire: false = complete). It makes progress once, so a caller
+// polling it in a loop moves the job forward.
+func (e *Engine) Inquire(h Handle) bool {
+	q := &e.q
+	target := int64(h)
+	switch {
+	case h == HandleAll || h == HandleCont:
+		target = q.issued.Load()
+	case h <= 0 || int64(h) > q.issued.Load():
+		return false
+	}
+	if q.done.Load() >= target {
+		return false
+	}
+	e.poll()
+	return q.done.Load() < target
+}
+
+// LastIssued is the most recent handle of this process.
+func (e *Engine) LastIssued() Handle { return Handle(e.q.issued.Load()) }
+
+func (e *Engine) poll() bool {
+	any := false
+	for _, t := range e.trs {
+		if t.Poll() {
+			any = true
+		}
+	}
+	return any
+}
+
+// waitUntil blocks until cond holds. It first polls the transports itself
+// (the waiting thread does the work: no wake-up latency), then backs off to
+// sleeping on completion events so that an idle wait burns no core.
+func (e *Engine) waitUntil(cond func() bool) {
+	if cond() {
+		return
+	}
+	start := time.Now()
+	for i := 0; ; i++ {
+		if e.poll() {
+			start = time.Now()
+		}
+		if cond() {
+			return
+		}
+		if i&63 == 63 {
+			if time.Since(start) >= e.spin {
+				break
+			}
+			osYield()
+		}
+	}
+	sleep := 20 * time.Microsecond
+	timer := time.NewTimer(sleep)
+	defer timer.Stop()
+	w := &e.q.wake
+	for {
+		w.waiters.Add(1)
+		ch := w.arm()
+		if cond() {
+			w.waiters.Add(-1)
+			return
+		}
+		timer.Reset(sleep)
+		select {
+		case <-ch:
+		case <-timer.C:
+			sleep = min(sleep*2, time.Millisecond)
+		}
+		w.waiters.Add(-1)
+		for e.poll() {
+		}
+		if cond() {
+			return
+		}
+	}
+}
+
+// event wakes sleeping waiters when something completed.
+type event struct {
+	waiters atomic.Int32
+	mu      sync.Mutex
+	ch      chan struct{}
+}
+
+func (ev *event) arm() <-chan struct{} {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if ev.ch == nil {
+		ev.ch = make(chan struct{})
+	}
+	return ev.ch
+}
+
+func (ev *event) broadcast() {
+	if ev.waiters.Load() == 0 {
+		return
+	}
+	ev.mu.Lock()
+	if ev.ch != nil {
+		close(ev.ch)
+		ev.ch = nil
+	}
+	ev.mu.Unlock()
+}
+
+// resolveLocal pins [ga, ga+n) of this process for the duration of an
+// operation.
+func (e *Engine) resolveLocal(ga GA, n uint64) (unsafe.Pointer, *Region, error) {
+	p, r, st := e.regs.Acquire(ga, n)
+	if st != StatusOK {
+		return nil, nil, e.accessErr(st, ga, n, -1)
+	}
+	return p, r, nil
+}

@@ -1,0 +1,56 @@
+package core
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// osYield gives the CPU to another runnable thread. Spin loops call it so
+// that an oversubscribed node (more busy threads than cores) still moves.
+func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// mapAnon maps size bytes of zeroed private memory outside the Go heap.
+// Pages are committed on first touch (MAP_NORESERVE), so a large starter
+// memory costs nothing until it is used.
+func mapAnon(size uint64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	if size > uint64(^uint(0)>>1) {
+		return nil, fmt.Errorf("%d bytes do not fit the address space", size)
+	}
+	b, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// unmap releases memory from mapAnon.
+func unmap(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Munmap(b)
+	}
+}
+
+// zeroMapped clears memory from mapAnon. Dropping the pages is cheaper than
+// writing zeros and gives the memory back to the system.
+func zeroMapped(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if err := unix.Madvise(b, unix.MADV_DONTNEED); err != nil {
+		clear(b)
+	}
+}
+
+// bytesAt views n bytes of non-Go memory at p as a slice.
+func bytesAt(p unsafe.Pointer, n uint64) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}

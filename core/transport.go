@@ -1,0 +1,176 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Completion receives the outcome of one transport operation.
+type Completion interface {
+	// OnComplete is called exactly once per operation, never while the
+	// transport holds one of its own locks. val is the fetched old value of
+	// an atomic (0 otherwise); err is nil on success, an *AccessError when
+	// the owner rejected the access.
+	OnComplete(val uint64, err error)
+}
+
+// Transport moves bytes and atomics between this process and its peers.
+// Peers are numbered by their physical index in the job (the order in which
+// the bootstrap numbered processes; logical ranks may differ after
+// acp_reset). A transport never needs to understand GAs beyond passing them
+// to the owner's Host; every check happens at the owner.
+//
+// Operations never block: they queue what cannot be sent now. All methods
+// may be called from any goroutine, concurrently.
+type Transport interface {
+	// Name is the transport's registry name ("udp", "shm", ...).
+	Name() string
+
+	// Address is this endpoint's contact information, published to all
+	// peers through the bootstrap. Its length is fixed per transport and
+	// identical on every rank.
+	Address() []byte
+
+	// Connect gives the transport every peer's Address (indexed by
+	// physical peer) and the job's key (random per job and per
+	// initialisation; traffic carrying another key is dropped). It is
+	// called once, before any operation. Peers may send to us before our
+	// Connect returns (their first message can beat our allgather); the
+	// transport must cope (drop and let retransmission repair, or queue).
+	Connect(peers AddressBook, jobKey uint64) error
+
+	// Put copies n bytes of local memory at src to the peer's dst. The
+	// completion runs when the data is in place at the peer (or was
+	// rejected). src stays valid and unchanged until then.
+	Put(peer int, dst GA, src unsafe.Pointer, n uint64, c Completion)
+
+	// Get copies n bytes at the peer's src into local memory at dst. The
+	// completion runs when all bytes have landed (or were rejected).
+	Get(peer int, src GA, dst unsafe.Pointer, n uint64, c Completion)
+
+	// Atomic applies op to the word at the peer's target (a = operand or
+	// expected value, b = new value for cas) and completes with the old
+	// value. It executes exactly once at the peer.
+	Atomic(peer int, op AtomicOp, target GA, a, b uint64, c Completion)
+
+	// Send delivers msg reliably and exactly once to Host.Deliver at the
+	// peer. msg may be reused by the caller after Send returns.
+	Send(peer int, msg []byte)
+
+	// Poll makes progress without blocking: receives, answers, completes,
+	// retransmits. It reports whether anything happened. A transport also
+	// makes progress on its own (a progress goroutine); Poll lets a waiting
+	// caller do the work itself instead of waiting for a wake-up.
+	Poll() bool
+
+	// Quiesce waits until everything this endpoint sent has been
+	// acknowledged by its receiver (finalize and reset call it between two
+	// barriers), or returns an error naming the peer that did not answer
+	// within the deadline.
+	Quiesce(deadline time.Time) error
+
+	// Close stops the progress goroutine and releases sockets and memory.
+	Close() error
+}
+
+// Host is what a transport may ask of the engine that owns it: target-side
+// checks and execution, and delivery of control messages.
+type Host interface {
+	// Acquire resolves [ga, ga+n) of this process's registered memory for an
+	// access by a peer. On StatusOK the caller must Release the region.
+	Acquire(ga GA, n uint64) (unsafe.Pointer, *Region, Status)
+
+	// ApplyAtomic executes op at this process's ga on behalf of a peer.
+	ApplyAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, Status)
+
+	// Deliver hands a control message from a peer to the engine. The
+	// transport calls it without holding its own locks; msg is only valid
+	// during the call.
+	Deliver(peer int, msg []byte)
+
+	// Fatal reports a failure the job cannot survive (a peer stopped
+	// answering). It prints err and terminates the process.
+	Fatal(err error)
+
+	// Logf prints a diagnostic line when ACP_VERBOSE is at least level.
+	Logf(level int, format string, args ...any)
+}
+
+// AddressBook holds one fixed-size record per physical peer.
+type AddressBook struct {
+	RecSize int
+	Data    []byte
+}
+
+// Len is the number of peers.
+func (b AddressBook) Len() int {
+	if b.RecSize == 0 {
+		return 0
+	}
+	return len(b.Data) / b.RecSize
+}
+
+// At returns peer i's record.
+func (b AddressBook) At(i int) []byte { return b.Data[i*b.RecSize : (i+1)*b.RecSize] }
+
+// TransportConfig is what a transport factory gets.
+type TransportConfig struct {
+	Host     Host
+	Settings *Settings
+	Peer     int    // our physical index
+	NPeers   int    // number of processes
+	BindHint string // local IP address this process reached the bootstrap from, if known
+}
+
+// TransportFactory opens a transport endpoint.
+type TransportFactory func(cfg TransportConfig) (Transport, error)
+
+// TransportInfo describes a registered transport.
+type TransportInfo struct {
+	Name     string
+	Open     TransportFactory
+	Settings []Setting // settings the transport reads
+	Colors   int       // colours (paths) the transport offers
+}
+
+var registry struct {
+	sync.Mutex
+	m map[string]TransportInfo
+}
+
+// RegisterTransport adds a transport to the registry. Transports call it
+// from their package init, so that linking a transport is enough to offer it.
+func RegisterTransport(info TransportInfo) {
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.m == nil {
+		registry.m = map[string]TransportInfo{}
+	}
+	if _, dup := registry.m[info.Name]; dup {
+		panic(fmt.Sprintf("transport %q registered twice", info.Name))
+	}
+	registry.m[info.Name] = info
+}
+
+// LookupTransport finds a registered transport.
+func LookupTransport(name string) (TransportInfo, bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	info, ok := registry.m[name]
+	return info, ok
+}
+
+// Transports lists the registered transports by name.
+func Transports() []TransportInfo {
+	registry.Lock()
+	defer registry.Unlock()
+	out := make([]TransportInfo, 0, len(registry.m))
+	for _, v := range registry.m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
