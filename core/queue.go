@@ -221,6 +221,9 @@ func (c *cmd) OnComplete(val uint64, err error) {
 	e.q.complete(c, err)
 }
 
+// PeerRank implements Host.
+func (e *Engine) PeerRank(peer int) int { return e.rankOfPeer(peer) }
+
 // rankOfPeer maps a physical index back to its logical rank (diagnostics).
 func (e *Engine) rankOfPeer(peer int) int {
 	if e.log2phys == nil {

@@ -91,6 +91,9 @@ type Host interface {
 	// during the call.
 	Deliver(peer int, msg []byte)
 
+	// PeerRank is the logical rank of a physical peer (for messages).
+	PeerRank(peer int) int
+
 	// Fatal reports a failure the job cannot survive (a peer stopped
 	// answering). It prints err and terminates the process.
 	Fatal(err error)

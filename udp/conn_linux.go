@@ -1,0 +1,176 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// packet is one datagram on its way out.
+type packet struct {
+	to   *unix.RawSockaddrInet4
+	data []byte
+}
+
+// packetConn is the socket as the protocol sees it: batches in, batches
+// out. The real one uses sendmmsg/recvmmsg; tests and ACP_UDP_FAULTS wrap it
+// to lose, duplicate and reorder datagrams.
+type packetConn interface {
+	// send transmits the packets (as many as the kernel takes; datagrams
+	// it refuses for lack of buffer space are lost, as on a network).
+	send(pkts []packet) error
+	// recv fills bufs with waiting datagrams without blocking and returns
+	// how many arrived and their sizes.
+	recv(bufs [][]byte, sizes []int) (int, error)
+	fd() int
+	close() error
+}
+
+// socket is a non-blocking IPv4 UDP socket with batched I/O.
+type socket struct {
+	sfd     int
+	rcvbuf  int
+	sendHdr []unix.Mmsghdr
+	sendIov []unix.Iovec
+	recvHdr []unix.Mmsghdr
+	recvIov []unix.Iovec
+}
+
+const socketBuffer = 8 << 20
+
+func openSocket(ip net.IP, batch int) (*socket, int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Large buffers absorb bursts of a windowed stream. Root may exceed
+	// net.core.rmem_max; others get what the limit allows.
+	for _, opt := range [][2]int{{unix.SO_RCVBUFFORCE, unix.SO_RCVBUF}, {unix.SO_SNDBUFFORCE, unix.SO_SNDBUF}} {
+		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, opt[0], socketBuffer) != nil {
+			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, opt[1], socketBuffer)
+		}
+	}
+	sa := &unix.SockaddrInet4{}
+	copy(sa.Addr[:], ip.To4())
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return nil, 0, fmt.Errorf("bind %s: %v", ip, err)
+	}
+	bound, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	rcv, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+	s := &socket{
+		sfd:     fd,
+		rcvbuf:  rcv,
+		sendHdr: make([]unix.Mmsghdr, batch),
+		sendIov: make([]unix.Iovec, batch),
+		recvHdr: make([]unix.Mmsghdr, batch),
+		recvIov: make([]unix.Iovec, batch),
+	}
+	return s, bound.(*unix.SockaddrInet4).Port, nil
+}
+
+func (s *socket) fd() int { return s.sfd }
+
+func (s *socket) close() error { return unix.Close(s.sfd) }
+
+func (s *socket) send(pkts []packet) error {
+	waited := false
+	for len(pkts) > 0 {
+		n := min(len(pkts), len(s.sendHdr))
+		for i := 0; i < n; i++ {
+			p := pkts[i]
+			s.sendIov[i].Base = &p.data[0]
+			s.sendIov[i].SetLen(len(p.data))
+			h := &s.sendHdr[i].Hdr
+			h.Name = (*byte)(unsafe.Pointer(p.to))
+			h.Namelen = unix.SizeofSockaddrInet4
+			h.Iov = &s.sendIov[i]
+			h.Iovlen = 1
+		}
+		sent, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.sendHdr[0])), uintptr(n), 0, 0, 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case (errno == unix.EAGAIN || errno == unix.ENOBUFS) && !waited:
+			// Our own send buffer is full: give the kernel a moment.
+			waitWritable(s.sfd, 1e6)
+			waited = true
+			continue
+		case errno == unix.EAGAIN || errno == unix.ENOBUFS || errno == unix.ECONNREFUSED || errno == unix.EPERM:
+			// The datagram at the head is lost (full buffer, or an ICMP
+			// error from an earlier send): skip it, retransmission repairs.
+			sent = 1
+		case errno != 0:
+			return errno
+		}
+		waited = false
+		pkts = pkts[sent:]
+	}
+	clear(s.sendIov)
+	clear(s.sendHdr)
+	return nil
+}
+
+func (s *socket) recv(bufs [][]byte, sizes []int) (int, error) {
+	n := min(len(bufs), len(s.recvHdr))
+	for i := 0; i < n; i++ {
+		s.recvIov[i].Base = &bufs[i][0]
+		s.recvIov[i].SetLen(len(bufs[i]))
+		h := &s.recvHdr[i].Hdr
+		*h = unix.Msghdr{Iov: &s.recvIov[i], Iovlen: 1}
+	}
+	for {
+		got, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.recvHdr[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
+			return 0, nil
+		case errno != 0:
+			return 0, errno
+		}
+		for i := 0; i < int(got); i++ {
+			sizes[i] = int(s.recvHdr[i].Len)
+		}
+		return int(got), nil
+	}
+}
+
+// waitReadable blocks until fd or wake is readable or the timeout passes
+// (negative: forever).
+func waitReadable(fd, wake int, timeoutNs int64) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+	var ts *unix.Timespec
+	if timeoutNs >= 0 {
+		t := unix.NsecToTimespec(timeoutNs)
+		ts = &t
+	}
+	_, err := unix.Ppoll(fds, ts, nil)
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return err
+	}
+	return nil
+}
+
+func waitWritable(fd int, timeoutNs int64) {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	t := unix.NsecToTimespec(timeoutNs)
+	_, _ = unix.Ppoll(fds, &t, nil)
+}
+
+// sockaddr builds the kernel address of a peer.
+func sockaddr(ip net.IP, port int) *unix.RawSockaddrInet4 {
+	sa := &unix.RawSockaddrInet4{Family: unix.AF_INET}
+	copy(sa.Addr[:], ip.To4())
+	// sin_port is in network byte order.
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	p[0], p[1] = byte(port>>8), byte(port)
+	return sa
+}

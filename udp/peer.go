@@ -1,0 +1,157 @@
+package udp
+
+import (
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+)
+
+// peer is the reliable stream state with one other process, in both
+// directions. Guarded by endpoint.mu.
+type peer struct {
+	idx    int
+	addr   *unix.RawSockaddrInet4
+	ipText string
+	mtu    int // largest datagram to this peer
+
+	// Receive side: rxNext is the next sequence number expected; rxBits
+	// marks arrivals in [rxNext, rxNext+rxWindow) (bit s%rxWindow).
+	rxNext  uint64
+	rxBits  [rxWindow / 64]uint64
+	ackDue  bool
+	ackBuf  [headerSize]byte
+	lastErr uint64 // opID of the last put rejected, to report it once
+
+	// Send side.
+	nextSeq       uint64    // next sequence number to assign
+	queue         []*dgram  // assigned a sequence number, not sent yet
+	inflight      []*dgram  // sent, contiguous by sequence number, front unacknowledged
+	inflightBytes int       // bytes of unacknowledged datagrams in flight
+	cwnd          int       // bytes allowed in flight
+	maxWindow     int       // upper bound of cwnd
+	streams       []*stream // large transfers producing fragments as the window allows
+	waitMark      []*op     // acknowledged puts waiting for our receive side to catch up
+	isActive      bool
+
+	srtt, rttvar time.Duration
+	rto          time.Duration
+}
+
+// dgram is a reliable datagram until it is acknowledged.
+type dgram struct {
+	seq       uint64
+	buf       []byte
+	sentAt    time.Time
+	firstSent time.Time
+	rto       time.Duration
+	retries   int
+	acked     bool
+	op        *op // put fragment: the put it belongs to
+}
+
+type opKind uint8
+
+const (
+	opPut opKind = iota
+	opGet
+	opAtomic
+)
+
+// op is an operation initiated here, waiting for its outcome.
+type op struct {
+	id     uint64
+	kind   opKind
+	peer   *peer
+	c      core.Completion
+	done   bool
+	stream *stream
+
+	// put: fragments not yet acknowledged, and the peer's sequence mark
+	// our receive side must reach before the put may complete (an error
+	// report the peer queued before acknowledging must be seen first).
+	fragsLeft uint64
+	mark      uint64
+
+	// get: where the data goes and how much arrived.
+	dst      unsafe.Pointer
+	size     uint64
+	received uint64
+}
+
+// stream produces the fragments of one large transfer: a put from local
+// memory, or the data of a get served from local memory.
+type stream struct {
+	typ       uint8 // tPut or tGetData
+	opID      uint64
+	op        *op            // put: our op
+	src       unsafe.Pointer // put: local source
+	srcGA     core.GA        // get data: local source, checked per fragment
+	dstGA     core.GA        // put: destination of the whole op
+	size, off uint64
+	started   bool
+	cancelled bool
+}
+
+func (p *peer) busy() bool {
+	return len(p.queue) > 0 || len(p.inflight) > 0 || len(p.streams) > 0
+}
+
+// accept records an arriving sequence number. It returns false for
+// duplicates and for numbers beyond the window (the sender will resend).
+func (p *peer) accept(seq uint64) bool {
+	if seq < p.rxNext || seq-p.rxNext >= rxWindow {
+		return false
+	}
+	w, b := (seq%rxWindow)/64, seq%64
+	if p.rxBits[w]&(1<<b) != 0 {
+		return false
+	}
+	p.rxBits[w] |= 1 << b
+	for {
+		w, b := (p.rxNext%rxWindow)/64, p.rxNext%64
+		if p.rxBits[w]&(1<<b) == 0 {
+			break
+		}
+		p.rxBits[w] &^= 1 << b
+		p.rxNext++
+	}
+	return true
+}
+
+// sack returns the selective-acknowledgement bits for rxNext+1..rxNext+64.
+func (p *peer) sack() uint64 {
+	var bits uint64
+	for i := uint64(0); i < 64; i++ {
+		s := p.rxNext + 1 + i
+		if p.rxBits[(s%rxWindow)/64]&(1<<(s%64)) != 0 {
+			bits |= 1 << i
+		}
+	}
+	return bits
+}
+
+// updateRTT folds a round-trip sample into the estimate (Jacobson/Karels).
+func (p *peer) updateRTT(sample time.Duration) {
+	if p.srtt == 0 {
+		p.srtt, p.rttvar = sample, sample/2
+	} else {
+		d := p.srtt - sample
+		if d < 0 {
+			d = -d
+		}
+		p.rttvar = (3*p.rttvar + d) / 4
+		p.srtt = (7*p.srtt + sample) / 8
+	}
+	p.rto = min(max(p.srtt+4*p.rttvar, minRTO), maxRTO)
+}
+
+// canSend reports whether the window has room for n more bytes.
+func (p *peer) canSend(n int) bool {
+	if len(p.inflight) >= maxInflight {
+		return false
+	}
+	return p.inflightBytes == 0 || p.inflightBytes+n <= p.cwnd
+}

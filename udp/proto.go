@@ -1,0 +1,558 @@
+package udp
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
+
+// ---- operations initiated here ----
+
+// Put implements core.Transport.
+func (e *endpoint) Put(peerIdx int, dst core.GA, src unsafe.Pointer, n uint64, c core.Completion) {
+	e.mu.Lock()
+	p := e.peer(peerIdx)
+	o := e.newOp(opPut, p, c)
+	per := uint64(p.mtu - headerSize - putHeader)
+	o.fragsLeft = max((n+per-1)/per, 1)
+	o.stream = &stream{typ: tPut, opID: o.id, op: o, src: src, dstGA: dst, size: n}
+	p.streams = append(p.streams, o.stream)
+	e.activate(p)
+	e.flushLocked()
+	e.unlockAndRun()
+}
+
+// Get implements core.Transport.
+func (e *endpoint) Get(peerIdx int, src core.GA, dst unsafe.Pointer, n uint64, c core.Completion) {
+	e.mu.Lock()
+	p := e.peer(peerIdx)
+	o := e.newOp(opGet, p, c)
+	o.dst, o.size = dst, n
+	b := e.newDgram(p, tGetReq, 0, 24)
+	le.PutUint64(b[headerSize:], o.id)
+	le.PutUint64(b[headerSize+8:], uint64(src))
+	le.PutUint64(b[headerSize+16:], n)
+	e.flushLocked()
+	e.unlockAndRun()
+}
+
+// Atomic implements core.Transport.
+func (e *endpoint) Atomic(peerIdx int, aop core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
+	e.mu.Lock()
+	p := e.peer(peerIdx)
+	o := e.newOp(opAtomic, p, c)
+	d := e.newDgram(p, tAtomic, 0, 40)
+	le.PutUint64(d[headerSize:], o.id)
+	le.PutUint64(d[headerSize+8:], uint64(aop))
+	le.PutUint64(d[headerSize+16:], uint64(target))
+	le.PutUint64(d[headerSize+24:], a)
+	le.PutUint64(d[headerSize+32:], b)
+	e.flushLocked()
+	e.unlockAndRun()
+}
+
+// Send implements core.Transport.
+func (e *endpoint) Send(peerIdx int, msg []byte) {
+	e.mu.Lock()
+	p := e.peer(peerIdx)
+	if len(msg) > p.mtu-headerSize {
+		e.mu.Unlock()
+		panic(fmt.Sprintf("udp: control message of %d bytes exceeds one datagram", len(msg)))
+	}
+	b := e.newDgram(p, tCtrl, 0, len(msg))
+	copy(b[headerSize:], msg)
+	e.flushLocked()
+	e.unlockAndRun()
+}
+
+func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
+	e.nextOp++
+	o := &op{id: e.nextOp, kind: kind, peer: p, c: c}
+	e.ops[o.id] = o
+	return o
+}
+
+// newDgram queues a small reliable datagram with a body of n bytes and
+// returns its buffer for the caller to fill in.
+func (e *endpoint) newDgram(p *peer, typ, status uint8, n int) []byte {
+	b := e.getBuf(headerSize + n)
+	putFixedHeader(b, e.key, uint32(e.me), typ, status, p.nextSeq)
+	p.queue = append(p.queue, &dgram{seq: p.nextSeq, buf: b})
+	p.nextSeq++
+	e.activate(p)
+	return b
+}
+
+func (e *endpoint) activate(p *peer) {
+	if !p.isActive {
+		p.isActive = true
+		e.active = append(e.active, p)
+	}
+}
+
+// finish completes an operation once (callbacks run after the lock).
+func (e *endpoint) finish(o *op, val uint64, st core.Status) {
+	if o.done {
+		return
+	}
+	o.done = true
+	delete(e.ops, o.id)
+	if o.stream != nil {
+		o.stream.cancelled = true
+	}
+	e.completions = append(e.completions, completion{o.c, val, st.Err()})
+}
+
+// unlockAndRun releases the lock and runs the callbacks collected under it.
+func (e *endpoint) unlockAndRun() {
+	comps, dels, fatal := e.completions, e.deliveries, e.fatal
+	e.completions, e.deliveries, e.fatal = nil, nil, nil
+	e.mu.Unlock()
+	for _, d := range dels {
+		e.host.Deliver(d.peer, d.msg)
+	}
+	for _, c := range comps {
+		c.c.OnComplete(c.val, c.err)
+	}
+	if fatal != nil {
+		e.host.Fatal(fatal)
+	}
+}
+
+// ---- sending ----
+
+// flushLocked sends what the windows allow: queued small datagrams first,
+// then fragments of streams, then pure acknowledgements still owed.
+func (e *endpoint) flushLocked() {
+	now := time.Now()
+	keep := e.active[:0]
+	for _, p := range e.active {
+		for len(p.queue) > 0 && p.canSend(len(p.queue[0].buf)) {
+			d := p.queue[0]
+			p.queue[0] = nil
+			p.queue = p.queue[1:]
+			e.transmit(p, d, now)
+		}
+		if len(p.queue) == 0 {
+			e.produce(p, now)
+		}
+		if p.busy() {
+			keep = append(keep, p)
+		} else {
+			p.isActive = false
+			p.queue, p.inflight, p.streams = nil, nil, nil
+		}
+	}
+	clear(e.active[len(keep):])
+	e.active = keep
+	e.sendAcks()
+	e.sendOut()
+}
+
+// transmit sends a datagram for the first time.
+func (e *endpoint) transmit(p *peer, d *dgram, now time.Time) {
+	d.sentAt, d.firstSent, d.rto = now, now, p.rto
+	p.inflight = append(p.inflight, d)
+	p.inflightBytes += len(d.buf)
+	e.stamp(p, d.buf)
+	e.out = append(e.out, packet{to: p.addr, data: d.buf})
+	e.armCheck(now.Add(d.rto))
+}
+
+// stamp writes our current acknowledgement state for p into a datagram.
+func (e *endpoint) stamp(p *peer, b []byte) {
+	putAckState(b, p.rxNext, p.sack(), p.nextSeq)
+	p.ackDue = false
+}
+
+// produce cuts fragments from p's streams while the window has room.
+func (e *endpoint) produce(p *peer, now time.Time) {
+	for len(p.streams) > 0 {
+		s := p.streams[0]
+		if s.cancelled || (s.started && s.off >= s.size) {
+			p.streams[0] = nil
+			p.streams = p.streams[1:]
+			continue
+		}
+		var hdr int
+		if s.typ == tPut {
+			hdr = putHeader
+		} else {
+			hdr = getDataHeader
+		}
+		chunk := min(uint64(p.mtu-headerSize-hdr), s.size-s.off)
+		n := headerSize + hdr + int(chunk)
+		if !p.canSend(n) {
+			return
+		}
+		b := e.getBuf(n)
+		body := b[headerSize:]
+		d := &dgram{seq: p.nextSeq, buf: b}
+		if s.typ == tPut {
+			putFixedHeader(b, e.key, uint32(e.me), tPut, 0, p.nextSeq)
+			le.PutUint64(body[0:], s.opID)
+			le.PutUint64(body[8:], uint64(s.dstGA))
+			le.PutUint64(body[16:], s.size)
+			le.PutUint64(body[24:], s.off)
+			copy(body[putHeader:], bytesAt(unsafe.Add(s.src, s.off), chunk))
+			d.op = s.op
+		} else {
+			src, r, st := e.host.Acquire(s.srcGA, s.size)
+			if st != core.StatusOK {
+				// The memory was unregistered while we served the get.
+				e.putBuf(b)
+				s.cancelled = true
+				eb := e.newDgram(p, tGetErr, uint8(st), 8)
+				le.PutUint64(eb[headerSize:], s.opID)
+				return
+			}
+			putFixedHeader(b, e.key, uint32(e.me), tGetData, 0, p.nextSeq)
+			le.PutUint64(body[0:], s.opID)
+			le.PutUint64(body[8:], s.off)
+			copy(body[getDataHeader:], bytesAt(unsafe.Add(src, s.off), chunk))
+			r.Release()
+		}
+		p.nextSeq++
+		s.off += chunk
+		s.started = true
+		e.transmit(p, d, now)
+	}
+}
+
+// owe notes that p is owed an acknowledgement.
+func (e *endpoint) owe(p *peer) {
+	if !p.ackDue {
+		p.ackDue = true
+		e.owed = append(e.owed, p)
+	}
+}
+
+// sendAcks sends a pure acknowledgement to every peer still owed one (the
+// others got theirs on a datagram that went their way).
+func (e *endpoint) sendAcks() {
+	for _, p := range e.owed {
+		if !p.ackDue {
+			continue
+		}
+		putFixedHeader(p.ackBuf[:], e.key, uint32(e.me), tAck, 0, 0)
+		e.stamp(p, p.ackBuf[:])
+		e.out = append(e.out, packet{to: p.addr, data: p.ackBuf[:]})
+	}
+	clear(e.owed)
+	e.owed = e.owed[:0]
+}
+
+func (e *endpoint) sendOut() {
+	if len(e.out) == 0 {
+		return
+	}
+	if err := e.conn.send(e.out); err != nil && e.fatal == nil {
+		e.fatal = fmt.Errorf("udp: send failed: %v", err)
+	}
+	clear(e.out)
+	e.out = e.out[:0]
+}
+
+func (e *endpoint) armCheck(t time.Time) {
+	if ns := t.UnixNano(); ns < e.nextCheck.Load() {
+		e.nextCheck.Store(ns)
+	}
+}
+
+// ---- receiving ----
+
+// handle processes one received datagram (under e.mu).
+func (e *endpoint) handle(b []byte, now time.Time) {
+	h, ok := parseHeader(b)
+	if !ok || !e.connected.Load() || h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
+		return
+	}
+	p := e.peer(int(h.src))
+	e.processAck(p, h, now)
+	if h.typ == tAck {
+		return
+	}
+	before := p.rxNext
+	e.owe(p)
+	if !p.accept(h.seq) {
+		return // a duplicate (our acknowledgement was lost), or beyond the window
+	}
+	e.dispatch(p, h, b[headerSize:])
+	if p.rxNext != before && len(p.waitMark) > 0 {
+		e.releaseMarks(p)
+	}
+}
+
+// dispatch executes the body of an accepted reliable datagram.
+func (e *endpoint) dispatch(p *peer, h header, body []byte) {
+	switch h.typ {
+	case tPut:
+		if len(body) < putHeader {
+			return
+		}
+		id, dst, size, off := le.Uint64(body), core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
+		data := body[putHeader:]
+		st := core.StatusBadRequest
+		if off <= size && uint64(len(data)) <= size-off {
+			// The whole operation's range is checked with every fragment, so
+			// a put that is partly out of bounds writes nothing at all.
+			var ptr unsafe.Pointer
+			var r *core.Region
+			ptr, r, st = e.host.Acquire(dst, size)
+			if st == core.StatusOK {
+				copy(bytesAt(unsafe.Add(ptr, off), uint64(len(data))), data)
+				r.Release()
+			}
+		}
+		if st != core.StatusOK && p.lastErr != id {
+			p.lastErr = id
+			e.host.Logf(3, "udp: put %d from rank %d to GA %#x size %d rejected: %s", id, e.host.PeerRank(p.idx), uint64(dst), size, st)
+			eb := e.newDgram(p, tPutErr, uint8(st), 8)
+			le.PutUint64(eb[headerSize:], id)
+		}
+
+	case tGetReq:
+		if len(body) < 24 {
+			return
+		}
+		id, src, size := le.Uint64(body), core.GA(le.Uint64(body[8:])), le.Uint64(body[16:])
+		_, r, st := e.host.Acquire(src, size)
+		if st != core.StatusOK {
+			eb := e.newDgram(p, tGetErr, uint8(st), 8)
+			le.PutUint64(eb[headerSize:], id)
+			return
+		}
+		r.Release()
+		p.streams = append(p.streams, &stream{typ: tGetData, opID: id, srcGA: src, size: size})
+		e.activate(p)
+
+	case tGetData:
+		if len(body) < getDataHeader {
+			return
+		}
+		o := e.ops[le.Uint64(body)]
+		off, data := le.Uint64(body[8:]), body[getDataHeader:]
+		if o == nil || o.kind != opGet || off > o.size || uint64(len(data)) > o.size-off {
+			return
+		}
+		copy(bytesAt(unsafe.Add(o.dst, off), uint64(len(data))), data)
+		o.received += uint64(len(data))
+		if o.received == o.size {
+			e.finish(o, 0, core.StatusOK)
+		}
+
+	case tGetErr, tPutErr:
+		if len(body) < 8 {
+			return
+		}
+		if o := e.ops[le.Uint64(body)]; o != nil && o.peer == p {
+			e.finish(o, 0, core.Status(h.status))
+		}
+
+	case tAtomic:
+		if len(body) < 40 {
+			return
+		}
+		id := le.Uint64(body)
+		old, st := e.host.ApplyAtomic(core.AtomicOp(le.Uint64(body[8:])), core.GA(le.Uint64(body[16:])), le.Uint64(body[24:]), le.Uint64(body[32:]))
+		rb := e.newDgram(p, tAtomicRep, uint8(st), 16)
+		le.PutUint64(rb[headerSize:], id)
+		le.PutUint64(rb[headerSize+8:], old)
+
+	case tAtomicRep:
+		if len(body) < 16 {
+			return
+		}
+		if o := e.ops[le.Uint64(body)]; o != nil && o.kind == opAtomic && o.peer == p {
+			e.finish(o, le.Uint64(body[8:]), core.Status(h.status))
+		}
+
+	case tCtrl:
+		e.deliveries = append(e.deliveries, delivery{p.idx, append([]byte(nil), body...)})
+	}
+}
+
+// processAck applies the acknowledgement state a peer sent us.
+func (e *endpoint) processAck(p *peer, h header, now time.Time) {
+	if len(p.inflight) == 0 {
+		return
+	}
+	front := p.inflight[0].seq
+	ackOne := func(d *dgram) {
+		if d.acked {
+			return
+		}
+		d.acked = true
+		p.inflightBytes -= len(d.buf)
+		if d.retries == 0 {
+			p.updateRTT(now.Sub(d.sentAt))
+		}
+		// Additive increase: about one datagram per round trip.
+		p.cwnd = min(p.cwnd+max(len(d.buf)*len(d.buf)/max(p.cwnd, 1), 1), p.maxWindow)
+		if o := d.op; o != nil && !o.done {
+			o.fragsLeft--
+			o.mark = max(o.mark, h.txMark)
+			if o.fragsLeft == 0 {
+				if p.rxNext >= o.mark {
+					e.finish(o, 0, core.StatusOK)
+				} else {
+					p.waitMark = append(p.waitMark, o)
+				}
+			}
+		}
+	}
+	for _, d := range p.inflight {
+		if d.seq >= h.ackNext {
+			break
+		}
+		ackOne(d)
+	}
+	if h.ackBits != 0 {
+		highest := uint64(0)
+		for i := uint64(0); i < 64; i++ {
+			if h.ackBits&(1<<i) == 0 {
+				continue
+			}
+			s := h.ackNext + 1 + i
+			highest = s
+			if s >= front && s-front < uint64(len(p.inflight)) {
+				ackOne(p.inflight[s-front])
+			}
+		}
+		// Fast retransmit: a hole with three later arrivals is lost.
+		for _, d := range p.inflight {
+			if d.seq+3 > highest {
+				break
+			}
+			if !d.acked && now.Sub(d.sentAt) >= p.srtt {
+				e.retransmit(p, d, now)
+			}
+		}
+	}
+	// Retire the acknowledged prefix.
+	i := 0
+	for i < len(p.inflight) && p.inflight[i].acked {
+		e.putBuf(p.inflight[i].buf)
+		p.inflight[i] = nil
+		i++
+	}
+	p.inflight = p.inflight[i:]
+}
+
+// releaseMarks completes puts whose mark our receive side has reached.
+func (e *endpoint) releaseMarks(p *peer) {
+	keep := p.waitMark[:0]
+	for _, o := range p.waitMark {
+		if p.rxNext >= o.mark {
+			e.finish(o, 0, core.StatusOK)
+		} else if !o.done {
+			keep = append(keep, o)
+		}
+	}
+	clear(p.waitMark[len(keep):])
+	p.waitMark = keep
+}
+
+// retransmit sends d again with a doubled timeout.
+func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
+	d.retries++
+	d.rto = min(d.rto*2, maxRTO)
+	d.sentAt = now
+	e.stamp(p, d.buf)
+	e.out = append(e.out, packet{to: p.addr, data: d.buf})
+	e.armCheck(now.Add(d.rto))
+}
+
+// checkTimers retransmits what timed out and gives up on silent peers.
+func (e *endpoint) checkTimers(now time.Time) {
+	next := now.Add(time.Hour)
+	for _, p := range e.active {
+		lost := false
+		for _, d := range p.inflight {
+			if d.acked {
+				continue
+			}
+			if now.Sub(d.firstSent) > e.timeout {
+				if e.fatal == nil {
+					e.fatal = fmt.Errorf("rank %d (%s) is unreachable: no acknowledgement for %v; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT for slow networks)",
+						e.host.PeerRank(p.idx), p.ipText, e.timeout)
+				}
+				continue
+			}
+			if due := d.sentAt.Add(d.rto); !due.After(now) {
+				e.retransmit(p, d, now)
+				lost = true
+			}
+			if due := d.sentAt.Add(d.rto); due.Before(next) {
+				next = due
+			}
+		}
+		if lost {
+			// Multiplicative decrease on a timeout.
+			p.cwnd = max(p.cwnd/2, 2*p.mtu)
+		}
+	}
+	e.nextCheck.Store(next.UnixNano())
+}
+
+// ---- progress ----
+
+// progress receives and processes one batch and runs due timers. It never
+// blocks; several goroutines may call it (one receives at a time).
+func (e *endpoint) progress() bool {
+	worked := false
+	if e.rxMu.TryLock() {
+		n, err := e.conn.recv(e.rxBufs, e.rxSizes)
+		if n > 0 {
+			now := time.Now()
+			e.mu.Lock()
+			for i := 0; i < n; i++ {
+				e.handle(e.rxBufs[i][:e.rxSizes[i]], now)
+			}
+			e.flushLocked()
+			e.rxMu.Unlock()
+			e.unlockAndRun()
+			worked = true
+		} else {
+			e.rxMu.Unlock()
+			if err != nil && !e.closed.Load() {
+				e.host.Logf(1, "udp: receive failed: %v", err)
+			}
+		}
+	}
+	if now := time.Now(); now.UnixNano() >= e.nextCheck.Load() {
+		e.mu.Lock()
+		e.checkTimers(now)
+		e.flushLocked()
+		e.unlockAndRun()
+	}
+	return worked
+}
+
+// progressLoop serves the job while the application computes: it polls
+// for a while after activity, then sleeps until a datagram arrives or a
+// retransmission is due.
+func (e *endpoint) progressLoop() {
+	defer close(e.done)
+	last := time.Now()
+	for !e.closed.Load() {
+		if e.progress() {
+			last = time.Now()
+			continue
+		}
+		if time.Since(last) < e.spin {
+			osYield()
+			continue
+		}
+		wait := int64(100 * time.Millisecond)
+		if next := e.nextCheck.Load() - time.Now().UnixNano(); next < wait {
+			wait = max(next, 0)
+		}
+		if err := waitReadable(e.sock.fd(), e.wakeFd, wait); err != nil {
+			e.host.Logf(1, "udp: poll failed: %v", err)
+			time.Sleep(time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+// Package udp is the reference transport: reliable, exactly-once delivery
+// of copies, atomics and control messages over plain UDP sockets, usable on
+// any network and between any two processes.
+//
+// Reliability: per-peer sequence numbers, cumulative plus selective
+// acknowledgements piggybacked on every datagram, retransmission with
+// exponential backoff (100 µs to 100 ms, from a smoothed RTT estimate), a
+// receive window that drops duplicates, so every request executes exactly
+// once however datagrams are lost, duplicated or reordered. A peer that
+// stays silent for --acp-peer-timeout is a fatal error naming it.
+//
+// Large copies are cut into fragments produced lazily as the congestion
+// window opens, so a copy of any size (64-bit) needs no more buffer space
+// than the window.
+package udp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+)
+
+func init() {
+	core.RegisterTransport(core.TransportInfo{
+		Name:     "udp",
+		Open:     open,
+		Colors:   1,
+		Settings: Settings,
+	})
+}
+
+// Settings are the tunables of this transport.
+var Settings = []core.Setting{
+	{Name: "udp-mtu", Kind: core.KindUint, Default: "0", Max: 65000,
+		Help: "largest datagram in bytes (0: 65000 between loopback addresses, 1472 otherwise; at least 1024)"},
+	{Name: "udp-faults", Kind: core.KindString, Default: "",
+		Help: "inject faults into sent datagrams for testing, e.g. loss=0.1,dup=0.05,reorder=0.1,seed=1"},
+	{Name: "udp-addr", Kind: core.KindString, Default: "",
+		Help: "IPv4 address to bind and publish (default: the address used to reach the start-up rendezvous, else 127.0.0.1)"},
+}
+
+// Protocol constants.
+const (
+	recvBatch     = 32
+	sendBatch     = 64
+	rxWindow      = 1024 // sequence numbers a receiver accepts beyond its next expected one
+	maxInflight   = rxWindow - 24
+	minRTO        = 100 * time.Microsecond
+	maxRTO        = 100 * time.Millisecond
+	initialRTO    = time.Millisecond
+	addressSize   = 8 // IPv4, port, receive buffer in KiB/4 units
+	loopbackMTU   = 65000
+	networkMTU    = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
+	rxBufferBytes = 65536
+)
+
+type endpoint struct {
+	host    core.Host
+	me      int
+	n       int
+	conn    packetConn
+	sock    *socket
+	wakeFd  int
+	ip      net.IP
+	port    int
+	mtu     int // 0: automatic per peer
+	spin    time.Duration
+	timeout time.Duration
+
+	connected atomic.Bool
+	key       uint64
+	book      core.AddressBook
+
+	mu          sync.Mutex // guards everything below and all peer state
+	peers       []*peer    // created on first contact
+	active      []*peer    // peers with unsent or unacknowledged data
+	ops         map[uint64]*op
+	nextOp      uint64
+	out         []packet
+	owed        []*peer // peers that may be owed a pure acknowledgement
+	completions []completion
+	deliveries  []delivery
+	fatal       error
+	nextCheck   atomic.Int64 // unix ns of the next retransmission check
+	pool        sync.Pool
+
+	rxMu    sync.Mutex
+	rxBufs  [][]byte
+	rxSizes []int
+
+	closed atomic.Bool
+	done   chan struct{}
+}
+
+type completion struct {
+	c   core.Completion
+	val uint64
+	err error
+}
+
+type delivery struct {
+	peer int
+	msg  []byte
+}
+
+func open(cfg core.TransportConfig) (core.Transport, error) {
+	s := cfg.Settings
+	ipText := s.String("udp-addr")
+	if ipText == "" {
+		ipText = cfg.BindHint
+	}
+	if ipText == "" {
+		ipText = "127.0.0.1"
+	}
+	ip := net.ParseIP(ipText).To4()
+	if ip == nil {
+		return nil, fmt.Errorf("address %q is not an IPv4 address (set --acp-udp-addr / ACP_UDP_ADDR)", ipText)
+	}
+	sock, port, err := openSocket(ip, sendBatch)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open a UDP socket on %s: %v (set --acp-udp-addr / ACP_UDP_ADDR)", ip, err)
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		sock.close()
+		return nil, err
+	}
+	e := &endpoint{
+		host:    cfg.Host,
+		me:      cfg.Peer,
+		n:       cfg.NPeers,
+		sock:    sock,
+		conn:    sock,
+		wakeFd:  wake,
+		ip:      ip,
+		port:    port,
+		mtu:     s.Int("udp-mtu"),
+		spin:    s.Duration("progress-spin"),
+		timeout: s.Duration("peer-timeout"),
+		peers:   make([]*peer, cfg.NPeers),
+		ops:     map[uint64]*op{},
+		done:    make(chan struct{}),
+	}
+	if e.mtu != 0 && e.mtu < 1024 {
+		e.close()
+		return nil, fmt.Errorf("--acp-udp-mtu %d is below the minimum of 1024 bytes", e.mtu)
+	}
+	if f := strings.TrimSpace(s.String("udp-faults")); f != "" {
+		fc, err := newFaultyConn(sock, f)
+		if err != nil {
+			e.close()
+			return nil, fmt.Errorf("--acp-udp-faults %q: %v", f, err)
+		}
+		e.conn = fc
+	}
+	e.rxBufs = make([][]byte, recvBatch)
+	for i := range e.rxBufs {
+		e.rxBufs[i] = make([]byte, rxBufferBytes)
+	}
+	e.rxSizes = make([]int, recvBatch)
+	e.nextCheck.Store(1<<63 - 1)
+	go e.progressLoop()
+	return e, nil
+}
+
+func (e *endpoint) Name() string { return "udp" }
+
+// Address is IPv4 (4) | port (2) | receive buffer in 4 KiB units (2).
+func (e *endpoint) Address() []byte {
+	b := make([]byte, addressSize)
+	copy(b, e.ip)
+	binary.BigEndian.PutUint16(b[4:], uint16(e.port))
+	binary.LittleEndian.PutUint16(b[6:], uint16(min(e.sock.rcvbuf/4096, 65535)))
+	return b
+}
+
+func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
+	if book.RecSize != addressSize || book.Len() != e.n {
+		return fmt.Errorf("address book of %d records of %d bytes, want %d of %d", book.Len(), book.RecSize, e.n, addressSize)
+	}
+	e.mu.Lock()
+	e.book = book
+	e.key = key
+	e.mu.Unlock()
+	e.connected.Store(true)
+	return nil
+}
+
+// peer returns the state for physical peer i, creating it on first
+// contact: a rank that never talks to another spends nothing on it.
+func (e *endpoint) peer(i int) *peer {
+	if p := e.peers[i]; p != nil {
+		return p
+	}
+	rec := e.book.At(i)
+	ip := net.IP(append([]byte(nil), rec[:4]...))
+	port := int(binary.BigEndian.Uint16(rec[4:]))
+	rcvbuf := int(binary.LittleEndian.Uint16(rec[6:])) * 4096
+	mtu := e.mtu
+	if mtu == 0 {
+		mtu = networkMTU
+		if ip.IsLoopback() && e.ip.IsLoopback() {
+			mtu = loopbackMTU
+		}
+	}
+	p := &peer{
+		idx:     i,
+		addr:    sockaddr(ip, port),
+		ipText:  fmt.Sprintf("%s:%d", ip, port),
+		mtu:     mtu,
+		rxNext:  1,
+		nextSeq: 1,
+		rto:     initialRTO,
+	}
+	// Keep at most half the receiver's socket buffer in flight, and at
+	// least two datagrams.
+	p.maxWindow = max(min(rcvbuf/2, 8<<20), 2*mtu)
+	p.cwnd = p.maxWindow
+	e.peers[i] = p
+	return p
+}
+
+// Poll implements core.Transport.
+func (e *endpoint) Poll() bool { return e.progress() }
+
+// Quiesce implements core.Transport.
+func (e *endpoint) Quiesce(deadline time.Time) error {
+	for i := 0; ; i++ {
+		e.mu.Lock()
+		var busy *peer
+		for _, p := range e.active {
+			if p.busy() {
+				busy = p
+				break
+			}
+		}
+		e.mu.Unlock()
+		if busy == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("udp: rank %d (%s) did not acknowledge our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy.idx), busy.ipText)
+		}
+		if !e.progress() && i > 100 {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// Close implements core.Transport.
+func (e *endpoint) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	var one [8]byte
+	one[0] = 1
+	_, _ = unix.Write(e.wakeFd, one[:])
+	<-e.done
+	e.close()
+	return nil
+}
+
+func (e *endpoint) close() {
+	_ = e.conn.close()
+	_ = unix.Close(e.wakeFd)
+}
+
+func (e *endpoint) getBuf(n int) []byte {
+	if n > networkMTU {
+		if b, ok := e.pool.Get().(*[]byte); ok && cap(*b) >= n {
+			return (*b)[:n]
+		}
+		b := make([]byte, n, loopbackMTU)
+		return b
+	}
+	return make([]byte, n)
+}
+
+func (e *endpoint) putBuf(b []byte) {
+	if cap(b) >= loopbackMTU {
+		b = b[:cap(b)]
+		e.pool.Put(&b)
+	}
+}
+
+var _ core.Transport = (*endpoint)(nil)
+
+// bytesAt views n bytes of memory at p.
+func bytesAt(p unsafe.Pointer, n uint64) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
