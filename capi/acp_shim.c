@@ -1,0 +1,41 @@
+/*
+ * acp_shim.c - defines every acp_* function of acp.h as a forward to its
+ * goacp_* export (capi/*.go).
+ *
+ * Compiling these definitions against acp.h lets the C compiler check each
+ * one against the public prototype; cgo alone cannot write some of the
+ * header's types (const char*).
+ */
+#include "acp.h"
+#include "_cgo_export.h"
+
+int acp_init(int *argc, char ***argv) { return goacp_init(argc, argv); }
+int acp_finalize(void) { return goacp_finalize(); }
+int acp_reset(int rank) { return goacp_reset(rank); }
+void acp_abort(const char* str) { goacp_abort((char *)str); }
+int acp_sync(void) { return goacp_sync(); }
+int acp_rank(void) { return goacp_rank(); }
+int acp_procs(void) { return goacp_procs(); }
+acp_ga_t acp_query_starter_ga(int rank) { return goacp_query_starter_ga(rank); }
+acp_atkey_t acp_register_memory(void *addr, size_t size, int color) { return goacp_register_memory(addr, size, color); }
+int acp_unregister_memory(acp_atkey_t atkey) { return goacp_unregister_memory(atkey); }
+acp_ga_t acp_query_ga(acp_atkey_t atkey, void *addr) { return goacp_query_ga(atkey, addr); }
+void* acp_query_address(acp_ga_t ga) { return goacp_query_address(ga); }
+int acp_query_rank(acp_ga_t ga) { return goacp_query_rank(ga); }
+int acp_query_color(acp_ga_t ga) { return goacp_query_color(ga); }
+int acp_colors(void) { return goacp_colors(); }
+acp_handle_t acp_copy(acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order) { return goacp_copy(dst, src, size, order); }
+acp_handle_t acp_cas4(acp_ga_t dst, acp_ga_t src, uint32_t oldval, uint32_t newval, acp_handle_t order) { return goacp_cas4(dst, src, oldval, newval, order); }
+acp_handle_t acp_cas8(acp_ga_t dst, acp_ga_t src, uint64_t oldval, uint64_t newval, acp_handle_t order) { return goacp_cas8(dst, src, oldval, newval, order); }
+acp_handle_t acp_swap4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order) { return goacp_swap4(dst, src, value, order); }
+acp_handle_t acp_swap8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order) { return goacp_swap8(dst, src, value, order); }
+acp_handle_t acp_add4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order) { return goacp_add4(dst, src, value, order); }
+acp_handle_t acp_add8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order) { return goacp_add8(dst, src, value, order); }
+acp_handle_t acp_xor4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order) { return goacp_xor4(dst, src, value, order); }
+acp_handle_t acp_xor8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order) { return goacp_xor8(dst, src, value, order); }
+acp_handle_t acp_or4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order) { return goacp_or4(dst, src, value, order); }
+acp_handle_t acp_or8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order) { return goacp_or8(dst, src, value, order); }
+acp_handle_t acp_and4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order) { return goacp_and4(dst, src, value, order); }
+acp_handle_t acp_and8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order) { return goacp_and8(dst, src, value, order); }
+void acp_complete(acp_handle_t handle) { goacp_complete(handle); }
+int acp_inquire(acp_handle_t handle) { return goacp_inquire(handle); }

@@ -1,0 +1,164 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "acp.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/libacp/libacp/core"
+)
+
+//export goacp_init
+func goacp_init(argc *C.int, argv ***C.char) C.int {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	switch lifecycle(lib.state.Load()) {
+	case running:
+		return initFailed(errors.New("already initialized (acp_init was called before without acp_finalize)"))
+	case finalized:
+		return initFailed(errors.New("called after acp_finalize: initializing again is not supported; use acp_reset to start over instead of acp_finalize + acp_init"))
+	}
+
+	s := newSettings()
+	args := goArgs(argc, argv)
+	// Option errors are the user's to fix: always say what was wrong.
+	if err := s.LoadEnv(nil); err != nil {
+		fmt.Fprintf(os.Stderr, "acp: %v\n", err)
+		return -1
+	}
+	var kept []string
+	if len(args) > 1 {
+		var err error
+		if kept, err = s.ParseArgs(args[1:]); err != nil {
+			fmt.Fprintf(os.Stderr, "acp: %v\n", err)
+			return -1
+		}
+	}
+	rewriteArgs(argc, argv, args, kept)
+
+	b, err := openBootstrap(s)
+	if err != nil {
+		return initFailed(fmt.Errorf("start-up: %v", err))
+	}
+	e, err := core.New(core.Config{Settings: s, Exchanger: b, Exit: exitProcess})
+	if err != nil {
+		_ = b.Close()
+		return initFailed(err)
+	}
+	lib.verbose.Store(int32(e.Verbose()))
+	lib.engine.Store(e)
+	lib.state.Store(int32(running))
+	return 0
+}
+
+// initFailed prints why acp_init failed, always: a program that cannot
+// start must say why.
+func initFailed(err error) C.int {
+	fmt.Fprintf(os.Stderr, "acp: acp_init: %v\n", err)
+	return -1
+}
+
+// newSettings declares the core's settings and those of every linked
+// transport, at their defaults.
+func newSettings() *core.Settings {
+	defs := [][]core.Setting{core.BaseSettings}
+	for _, t := range core.Transports() {
+		defs = append(defs, t.Settings)
+	}
+	return core.NewSettings(defs...)
+}
+
+// exitProcess ends the process through C's exit rather than os.Exit, so that
+// the application's stdio buffers are flushed and its atexit handlers run,
+// as they were when the original library exited.
+func exitProcess(code int) {
+	C.exit(C.int(code))
+}
+
+//export goacp_finalize
+func goacp_finalize() C.int {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	e := lib.engine.Load()
+	if e == nil {
+		reportNoEngine("acp_finalize")
+		return -1
+	}
+	// Callers from now on are told the library is finalized, while this
+	// thread brings the job to rest.
+	lib.state.Store(int32(finalized))
+	lib.engine.Store(nil)
+	if err := e.Finalize(); err != nil {
+		e.Logf(1, "acp_finalize(): %v", err)
+		return -1
+	}
+	return 0
+}
+
+//export goacp_reset
+func goacp_reset(rank C.int) C.int {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	e := engineFor("acp_reset")
+	if e == nil {
+		return -1
+	}
+	if err := e.Reset(int(rank)); err != nil {
+		e.Logf(1, "acp_reset(%#x): %v", int(rank), err)
+		return -1
+	}
+	return 0
+}
+
+// goacp_abort takes no lock: it must work while another thread is blocked
+// inside acp_init or acp_finalize.
+//
+//export goacp_abort
+func goacp_abort(str *C.char) {
+	msg := "(no message)"
+	if str != nil {
+		msg = C.GoString(str)
+	}
+	if e := lib.engine.Load(); e != nil {
+		e.Abort(msg) // exits
+	}
+	fmt.Fprintf(os.Stderr, "acp: acp_abort: %s\n", msg)
+	exitProcess(255)
+}
+
+//export goacp_sync
+func goacp_sync() C.int {
+	e := engineFor("acp_sync")
+	if e == nil {
+		return -1
+	}
+	if err := e.Sync(); err != nil {
+		e.Logf(1, "acp_sync(): %v", err)
+		return -1
+	}
+	return 0
+}
+
+//export goacp_rank
+func goacp_rank() C.int {
+	e := engineFor("acp_rank")
+	if e == nil {
+		return -1
+	}
+	return C.int(e.Rank())
+}
+
+//export goacp_procs
+func goacp_procs() C.int {
+	e := engineFor("acp_procs")
+	if e == nil {
+		return -1
+	}
+	return C.int(e.Procs())
+}
