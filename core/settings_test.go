@@ -1,0 +1,61 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSettingsParseArgsRemovesOptions(t *testing.T) {
+	s := NewSettings(BaseSettings)
+	kept, err := s.ParseArgs([]string{"-x", "--acp-size-smem", "0x1000", "file", "--acp-nprocs", "010", "last"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"-x", "file", "last"}, kept)
+	assert.Equal(t, uint64(4096), s.Uint("size-smem"), "hex like strtoul")
+	assert.Equal(t, 8, s.Int("nprocs"), "leading zero is octal like strtoul")
+	assert.Equal(t, "command line", s.Source("size-smem"))
+}
+
+func TestSettingsRejectsBadOptions(t *testing.T) {
+	for _, args := range [][]string{
+		{"--acp-nosuch", "1"},
+		{"--acp-size-smem=100"},
+		{"--acp-size-smem"},
+		{"--acp-size-smem", "-5"},
+		{"--acp-nprocs", "0"},
+		{"--acp-port-local", "80"},
+		{"--acp-size-smem", "ten"},
+		{"--acp-job-key", "secret"},
+	} {
+		_, err := NewSettings(BaseSettings).ParseArgs(args)
+		assert.Error(t, err, "%q", args)
+	}
+}
+
+func TestSettingsEnvironmentAndPrecedence(t *testing.T) {
+	env := map[string]string{"ACP_SIZE_SMEM_DL": "2048", "ACP_PEER_TIMEOUT": "250ms", "ACP_SIZE_SMEM": "1"}
+	s := NewSettings(BaseSettings)
+	require.NoError(t, s.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	_, err := s.ParseArgs([]string{"--acp-size-smem", "99"})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2048), s.Uint("size-smem-dl"))
+	assert.Equal(t, 250*time.Millisecond, s.Duration("peer-timeout"))
+	assert.Equal(t, uint64(99), s.Uint("size-smem"), "the command line wins")
+	assert.Equal(t, uint64(10240), s.Uint("size-smem-cl"), "standalone default")
+
+	bad := NewSettings(BaseSettings)
+	err = bad.LoadEnv(func(k string) (string, bool) {
+		if k == "ACP_QUEUE_DEPTH" {
+			return "0", true
+		}
+		return "", false
+	})
+	assert.ErrorContains(t, err, "ACP_QUEUE_DEPTH")
+}
+
+func TestSettingEnvNames(t *testing.T) {
+	assert.Equal(t, "ACP_SIZE_SMEM_CL", Setting{Name: "size-smem-cl"}.Env())
+	assert.Equal(t, "--acp-size-smem-cl", Setting{Name: "size-smem-cl"}.Option())
+}
