@@ -135,7 +135,9 @@ func New(cfg Config) (*Engine, error) {
 	e.bar.init()
 
 	if err := e.exchange(); err != nil {
-		e.release()
+		// The caller owns the exchanger and closes it on failure.
+		e.closeTransports()
+		e.freeStarters()
 		return nil, err
 	}
 	e.Logf(2, "%s; %d colour(s); transports %s; queue depth %d", e.layout, e.colors, e.transportNames(), s.Int("queue-depth"))

@@ -1,0 +1,209 @@
+package boot
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// answerGrace is how much longer than the collective timeout a client waits
+// for the server, which reports the timeout itself with the missing ranks.
+const answerGrace = 5 * time.Second
+
+// closeLimit bounds Close and Abort, which run while a process is ending.
+const closeLimit = 2 * time.Second
+
+// rendezvous is a rank's connection to acprun's Server, open for the life
+// of the job: acprun learns from it when a rank aborts or dies.
+type rendezvous struct {
+	rank, size int
+	addr       string
+	timeout    time.Duration
+	rounds     int // collectives started (guarded by coll)
+	conn       net.Conn
+
+	coll    sync.Mutex // one collective at a time; Close waits for it
+	wmu     sync.Mutex // Abort may write while a collective waits
+	broken  error      // guarded by coll
+	closed  bool       // guarded by coll
+	aborted atomic.Bool
+}
+
+func openRendezvous(o Options) (Bootstrap, error) {
+	if !o.RankSet {
+		return nil, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but ACP_MYRANK and ACP_NPROCS are not: acprun sets all three; start the job with acprun -np N", o.Addr)
+	}
+	if err := o.checkRank(); err != nil {
+		return nil, err
+	}
+	if o.Key == "" {
+		return nil, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but ACP_JOB_KEY is not: acprun passes the key in the environment; start the job with acprun -np N", o.Addr)
+	}
+	key, err := decodeKey(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	r := &rendezvous{rank: o.Rank, size: o.NProcs, addr: o.Addr, timeout: o.timeout()}
+	d := net.Dialer{Timeout: r.timeout}
+	c, err := d.Dial("tcp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the acprun rendezvous at %s (ACP_BOOTSTRAP_ADDR): %v", o.Addr, err)
+	}
+	if err := r.authenticate(c, key); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	r.conn = c
+	return r, nil
+}
+
+// authenticate answers the server's nonce with HMAC(key, nonce|rank|size).
+func (r *rendezvous) authenticate(c net.Conn, key []byte) error {
+	_ = c.SetDeadline(time.Now().Add(r.timeout))
+	kind, body, err := readFrame(c)
+	if err != nil {
+		return fmt.Errorf("no greeting from the acprun rendezvous at %s (ACP_BOOTSTRAP_ADDR): %v", r.addr, err)
+	}
+	if kind != msgHello || !strings.HasPrefix(string(body), helloMagic) || len(body) != len(helloMagic)+nonceBytes {
+		return fmt.Errorf("%s (ACP_BOOTSTRAP_ADDR) is not an acprun rendezvous of this libacp version", r.addr)
+	}
+	nonce := body[len(helloMagic):]
+	msg := binary.BigEndian.AppendUint32(nil, uint32(r.rank))
+	msg = binary.BigEndian.AppendUint32(msg, uint32(r.size))
+	msg = append(msg, authMAC(key, nonce, r.rank, r.size)...)
+	if err := writeFrame(c, msgAuth, msg); err != nil {
+		return fmt.Errorf("acprun rendezvous at %s: %v", r.addr, err)
+	}
+	kind, body, err = readFrame(c)
+	switch {
+	case err != nil:
+		return fmt.Errorf("acprun rendezvous at %s did not answer rank %d: %v", r.addr, r.rank, err)
+	case kind == msgReject:
+		return fmt.Errorf("acprun rendezvous at %s refused rank %d: %s", r.addr, r.rank, body)
+	case kind != msgWelcome:
+		return fmt.Errorf("acprun rendezvous at %s sent message %q instead of a welcome", r.addr, kind)
+	}
+	return c.SetDeadline(time.Time{})
+}
+
+func (r *rendezvous) Rank() int       { return r.rank }
+func (r *rendezvous) Size() int       { return r.size }
+func (r *rendezvous) Method() string  { return "acprun" }
+func (r *rendezvous) LocalIP() string { return localIPOf(r.conn) }
+
+func (r *rendezvous) AllGather(rec []byte) ([]byte, error) {
+	return r.collective(opAllGather, rec)
+}
+
+func (r *rendezvous) Barrier() error {
+	_, err := r.collective(opBarrier, nil)
+	return err
+}
+
+func (r *rendezvous) collective(op byte, rec []byte) ([]byte, error) {
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	switch {
+	case r.closed:
+		return nil, errClosed
+	case r.aborted.Load():
+		return nil, errors.New("bootstrap was aborted")
+	case r.broken != nil:
+		return nil, r.broken
+	}
+	all, err := r.exchange(op, rec)
+	if err != nil {
+		r.broken = err
+	}
+	return all, err
+}
+
+func (r *rendezvous) exchange(op byte, rec []byte) ([]byte, error) {
+	// Only the start-up exchange is bounded: every process gets there
+	// promptly. Later collectives (finalize, reset) wait as long as the
+	// slowest process computes; a process that dies is reported by the
+	// server when its connection drops, so nothing hangs on it.
+	limit := r.timeout
+	if r.rounds > 0 {
+		limit = 0
+	}
+	body := binary.BigEndian.AppendUint64([]byte{op}, uint64(limit.Milliseconds()))
+	if err := r.write(msgGather, append(body, rec...), r.timeout); err != nil {
+		return nil, fmt.Errorf("%s: lost the connection to the acprun rendezvous at %s: %v", opName(op), r.addr, err)
+	}
+	var deadline time.Time
+	if limit > 0 {
+		deadline = time.Now().Add(limit + answerGrace)
+	}
+	_ = r.conn.SetReadDeadline(deadline)
+	r.rounds++
+	kind, body, err := readFrame(r.conn)
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, fmt.Errorf("%s: no answer from the acprun rendezvous at %s for %v (is acprun still running?)", opName(op), r.addr, r.timeout+answerGrace)
+	case err != nil:
+		return nil, fmt.Errorf("%s: lost the connection to the acprun rendezvous at %s: %v (acprun stopped the job?)", opName(op), r.addr, err)
+	case kind == msgError:
+		return nil, errors.New(string(body))
+	case kind != msgResult:
+		return nil, fmt.Errorf("%s: unexpected message %q from the acprun rendezvous", opName(op), kind)
+	case len(body) != r.size*len(rec):
+		return nil, fmt.Errorf("%s: the rendezvous returned %d bytes for %d records of %d bytes", opName(op), len(body), r.size, len(rec))
+	}
+	return body, nil
+}
+
+func (r *rendezvous) write(kind byte, body []byte, limit time.Duration) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	_ = r.conn.SetWriteDeadline(time.Now().Add(limit))
+	return writeFrame(r.conn, kind, body)
+}
+
+// Abort tells acprun, which stops the job, then drops the connection so
+// that a collective blocked in another goroutine returns.
+func (r *rendezvous) Abort(code int, msg string) {
+	if r.aborted.Swap(true) {
+		return
+	}
+	body := binary.BigEndian.AppendUint32(nil, uint32(int32(code)))
+	_ = r.write(msgAbort, append(body, msg...), closeLimit)
+	_ = r.conn.Close()
+}
+
+// Close says goodbye, so that acprun does not take the disconnection for a
+// crash, and waits for the acknowledgement so that the goodbye cannot be
+// lost to a reset when the process exits right after.
+func (r *rendezvous) Close() error {
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.aborted.Load() {
+		return nil
+	}
+	err := r.write(msgBye, nil, closeLimit)
+	_ = r.conn.SetReadDeadline(time.Now().Add(closeLimit))
+	for err == nil {
+		var kind byte
+		// Skip an answer that arrived after a collective gave up waiting.
+		if kind, _, err = readFrame(r.conn); kind == msgByeAck {
+			break
+		}
+	}
+	if cerr := r.conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("closing the connection to the acprun rendezvous at %s: %v", r.addr, err)
+	}
+	return nil
+}

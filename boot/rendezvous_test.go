@@ -1,0 +1,290 @@
+package boot
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// job is a rendezvous server with a record of what it reported.
+type job struct {
+	srv *Server
+	key string
+
+	mu     sync.Mutex
+	aborts []string
+	lost   []int
+	logs   []string
+	events chan struct{}
+}
+
+func startJob(t *testing.T, n int) *job {
+	t.Helper()
+	j := &job{key: NewKey(), events: make(chan struct{}, 16)}
+	srv, err := NewServer(n, j.key)
+	require.NoError(t, err)
+	j.srv = srv
+	srv.Start(Hooks{
+		Abort: func(rank, code int, msg string) {
+			j.mu.Lock()
+			j.aborts = append(j.aborts, fmt.Sprintf("%d:%d:%s", rank, code, msg))
+			j.mu.Unlock()
+			j.events <- struct{}{}
+		},
+		Lost: func(rank int, err error) {
+			j.mu.Lock()
+			j.lost = append(j.lost, rank)
+			j.mu.Unlock()
+			j.events <- struct{}{}
+		},
+		Logf: func(format string, args ...any) {
+			j.mu.Lock()
+			j.logs = append(j.logs, fmt.Sprintf(format, args...))
+			j.mu.Unlock()
+		},
+	})
+	t.Cleanup(func() { srv.Close() })
+	return j
+}
+
+func (j *job) options(rank, n int) Options {
+	return Options{Rank: rank, NProcs: n, RankSet: true, Addr: j.srv.Addr(), Key: j.key, Timeout: 5 * time.Second}
+}
+
+func (j *job) open(t *testing.T, rank, n int) Bootstrap {
+	t.Helper()
+	b, err := Open(j.options(rank, n))
+	require.NoError(t, err, "rank %d", rank)
+	require.Equal(t, "acprun", b.Method())
+	return b
+}
+
+func (j *job) waitEvent(t *testing.T) {
+	t.Helper()
+	select {
+	case <-j.events:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the server reported nothing")
+	}
+}
+
+func (j *job) snapshot() (aborts []string, lost []int, logs string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.aborts...), append([]int(nil), j.lost...), strings.Join(j.logs, "\n")
+}
+
+func TestRendezvousCollectives(t *testing.T) {
+	for _, n := range []int{1, 2, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			j := startJob(t, n)
+			requireNoErrors(t, eachRank(n, func(rank int) error {
+				b, err := Open(j.options(rank, n))
+				if err != nil {
+					return err
+				}
+				if b.Rank() != rank || b.Size() != n || b.LocalIP() != "127.0.0.1" {
+					return fmt.Errorf("rank %d of %d at %q", b.Rank(), b.Size(), b.LocalIP())
+				}
+				if err := exerciseCollectives(b); err != nil {
+					return err
+				}
+				if err := b.Close(); err != nil {
+					return err
+				}
+				if _, err := b.AllGather([]byte{1}); err != errClosed {
+					return fmt.Errorf("all-gather after Close: %v", err)
+				}
+				return nil
+			}))
+			aborts, lost, _ := j.snapshot()
+			assert.Empty(t, aborts)
+			assert.Empty(t, lost, "a clean Close must not be reported as a lost rank")
+		})
+	}
+}
+
+func TestRendezvousRefusesWrongKey(t *testing.T) {
+	j := startJob(t, 2)
+	o := j.options(0, 2)
+	o.Key = NewKey()
+	_, err := Open(o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refused rank 0")
+	assert.Contains(t, err.Error(), "wrong job key")
+	_, _, logs := j.snapshot()
+	assert.Contains(t, logs, "wrong job key")
+
+	// The slot stays free for the real rank 0.
+	j.open(t, 0, 2).Close()
+}
+
+func TestRendezvousRefusesDuplicateRank(t *testing.T) {
+	j := startJob(t, 2)
+	b := j.open(t, 1, 2)
+	defer b.Close()
+	_, err := Open(j.options(1, 2))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 1 is already taken")
+	_, _, logs := j.snapshot()
+	assert.Contains(t, logs, "already taken")
+}
+
+func TestRendezvousRefusesWrongSize(t *testing.T) {
+	j := startJob(t, 2)
+	_, err := Open(j.options(0, 3))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has 3 processes (ACP_NPROCS), but this job has 2")
+}
+
+func TestRendezvousUnequalRecords(t *testing.T) {
+	j := startJob(t, 3)
+	errs := eachRank(3, func(rank int) error {
+		b, err := Open(j.options(rank, 3))
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		_, err = b.AllGather(make([]byte, 4+rank%2))
+		if err == nil {
+			return nil
+		}
+		// Later collectives keep failing: the job cannot recover.
+		if berr := b.Barrier(); berr == nil || berr.Error() != err.Error() {
+			return fmt.Errorf("barrier after a failed all-gather: %v", berr)
+		}
+		return err
+	})
+	for r, err := range errs {
+		require.Error(t, err, "rank %d", r)
+		assert.Contains(t, err.Error(), "records must have the same length", "rank %d", r)
+	}
+}
+
+func TestRendezvousBarrierAgainstAllGather(t *testing.T) {
+	j := startJob(t, 2)
+	errs := eachRank(2, func(rank int) error {
+		b, err := Open(j.options(rank, 2))
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		if rank == 0 {
+			return b.Barrier()
+		}
+		_, err = b.AllGather(nil)
+		return err
+	})
+	for r, err := range errs {
+		require.Error(t, err, "rank %d", r)
+		assert.Regexp(t, `rank \d called (Barrier|AllGather) while rank \d called (AllGather|Barrier): every process must make the same calls`, err.Error(), "rank %d", r)
+	}
+}
+
+func TestRendezvousAbortReachesServer(t *testing.T) {
+	j := startJob(t, 2)
+	b0, b1 := j.open(t, 0, 2), j.open(t, 1, 2)
+	defer b0.Close()
+	done := make(chan error, 1)
+	go func() { done <- b0.Barrier() }()
+	b1.Abort(7, "out of cheese")
+	j.waitEvent(t)
+	aborts, lost, _ := j.snapshot()
+	assert.Equal(t, []string{"1:7:out of cheese"}, aborts)
+	assert.Empty(t, lost, "an abort is not also a lost rank")
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "rank 1 aborted the job: out of cheese")
+	case <-time.After(3 * time.Second):
+		t.Fatal("rank 0's barrier did not fail after rank 1 aborted")
+	}
+	assert.NoError(t, b1.Close())
+}
+
+func TestRendezvousReportsDisconnect(t *testing.T) {
+	j := startJob(t, 2)
+	b0, b1 := j.open(t, 0, 2), j.open(t, 1, 2)
+	defer b0.Close()
+	done := make(chan error, 1)
+	go func() { done <- b0.Barrier() }()
+	b1.(*rendezvous).conn.Close() // as if the process died
+	j.waitEvent(t)
+	_, lost, _ := j.snapshot()
+	assert.Equal(t, []int{1}, lost)
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "rank 1 disconnected")
+	case <-time.After(3 * time.Second):
+		t.Fatal("rank 0's barrier did not fail after rank 1 vanished")
+	}
+}
+
+func TestRendezvousTimeoutNamesMissingRank(t *testing.T) {
+	j := startJob(t, 3)
+	errs := eachRank(2, func(rank int) error {
+		o := j.options(rank, 3)
+		o.Timeout = 300 * time.Millisecond
+		b, err := Open(o)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return b.Barrier()
+	})
+	for r, err := range errs {
+		require.Error(t, err, "rank %d", r)
+		assert.Contains(t, err.Error(), "Barrier timed out after 300ms: rank 2 (never connected) did not arrive", "rank %d", r)
+	}
+}
+
+func TestRendezvousClosedRankFailsCollective(t *testing.T) {
+	j := startJob(t, 2)
+	b0, b1 := j.open(t, 0, 2), j.open(t, 1, 2)
+	require.NoError(t, b1.Close())
+	err := b0.Barrier()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 1 (closed its bootstrap)")
+	b0.Close()
+}
+
+func TestRendezvousNeedsRankAndKey(t *testing.T) {
+	j := startJob(t, 2)
+	o := j.options(0, 2)
+	o.RankSet = false
+	_, err := Open(o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ACP_MYRANK and ACP_NPROCS are not")
+
+	o = j.options(0, 2)
+	o.Key = ""
+	_, err = Open(o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ACP_JOB_KEY is not")
+
+	o = j.options(2, 2)
+	_, err = Open(o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ACP_MYRANK) = 2 is out of range 0..1")
+}
+
+func TestRendezvousNotListening(t *testing.T) {
+	port := freePorts(t, 1)[0]
+	_, err := Open(Options{Rank: 0, NProcs: 2, RankSet: true, Addr: fmt.Sprintf("127.0.0.1:%d", port), Key: NewKey(), Timeout: time.Second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot reach the acprun rendezvous")
+}
+
+func TestNewKey(t *testing.T) {
+	a, b := NewKey(), NewKey()
+	assert.Len(t, a, 2*keyBytes)
+	assert.NotEqual(t, a, b)
+	_, err := NewServer(1, "not hex")
+	assert.Error(t, err)
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// acprunPath is acprun built for these tests; the test binary itself plays
+// the ranks (see rank_test.go), chosen by ACPRUN_TEST_ROLE.
+var acprunPath string
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleVar); role != "" {
+		os.Exit(playRank(role))
+	}
+	dir, err := os.MkdirTemp("", "acprun-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	acprunPath = filepath.Join(dir, "acprun")
+	build := exec.Command("go", "build", "-o", acprunPath, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building acprun:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is one acprun run.
+type result struct {
+	status  int
+	stdout  string
+	stderr  string
+	elapsed time.Duration
+}
+
+// acprun runs acprun with args; env entries are added to the test's own
+// environment. A run longer than limit fails the test.
+func acprun(t *testing.T, limit time.Duration, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, acprunPath, args...)
+	// Ranks played by this (possibly race-enabled) binary should not sit
+	// out the race detector's one-second pause at exit.
+	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader(stdin)
+	start := time.Now()
+	err := cmd.Run()
+	r := result{status: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	require.NoError(t, ctx.Err(), "acprun %v did not finish within %v\nstdout:\n%s\nstderr:\n%s", args, limit, r.stdout, r.stderr)
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("acprun %v: %v", args, err)
+	}
+	return r
+}
+
+func TestRunsEveryRank(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "-np", "4", "sh", "-c", `echo "rank $ACP_MYRANK of $ACP_NPROCS: $*"`, "sh", "a b", "c")
+	require.Equal(t, 0, r.status, r.stderr)
+	for rank := range 4 {
+		assert.Contains(t, r.stdout, fmt.Sprintf("rank %d of 4: a b c\n", rank))
+	}
+	assert.Empty(t, r.stderr)
+}
+
+func TestExitStatusOfFirstFailure(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "-np", "3", "sh", "-c", `if [ "$ACP_MYRANK" = 1 ]; then exit 3; fi; exec sleep 30`)
+	assert.Equal(t, 3, r.status)
+	assert.Equal(t, "acprun: rank 1 exited with status 3; stopping the other ranks\n", r.stderr)
+	assert.Less(t, r.elapsed, 5*time.Second, "the sleeping ranks must be stopped at once")
+}
+
+func TestRankKilledBySignal(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "-np", "2", "sh", "-c", `if [ "$ACP_MYRANK" = 0 ]; then kill -SEGV $$; fi; exec sleep 30`)
+	assert.Equal(t, 128+11, r.status)
+	assert.Contains(t, r.stderr, "rank 0 was killed by signal 11 (segmentation fault)")
+}
+
+func TestStubbornRankIsKilled(t *testing.T) {
+	// Rank 0 and the sleep it runs ignore SIGTERM: SIGKILL follows.
+	r := acprun(t, 15*time.Second, nil, "", "-np", "2", "sh", "-c", `trap "" TERM; if [ "$ACP_MYRANK" = 1 ]; then exit 5; fi; sleep 30`)
+	assert.Equal(t, 5, r.status)
+	assert.GreaterOrEqual(t, r.elapsed, killGrace)
+	assert.Less(t, r.elapsed, killGrace+4*time.Second)
+}
+
+func TestTimeout(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "--timeout", "0.5", "-np", "2", "sh", "-c", "exec sleep 30")
+	assert.Equal(t, 124, r.status)
+	assert.Contains(t, r.stderr, "time limit of 500ms reached (--timeout); stopping the job")
+	assert.Less(t, r.elapsed, 4*time.Second)
+}
+
+func TestCannotExecute(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "-np", "2", "/no/such/program")
+	assert.Equal(t, 127, r.status)
+	assert.Equal(t, "acprun: cannot execute /no/such/program: no such file or directory\n", r.stderr)
+
+	notExec := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, os.WriteFile(notExec, []byte("x"), 0o644))
+	r = acprun(t, 10*time.Second, nil, "", notExec)
+	assert.Equal(t, 127, r.status)
+	assert.Contains(t, r.stderr, "permission denied")
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "-np", "2", "--acp-nosuch", "1", "true")
+	assert.Equal(t, 2, r.status)
+	assert.Contains(t, r.stderr, "acprun: unknown option --acp-nosuch")
+
+	r = acprun(t, 10*time.Second, nil, "", "-v")
+	assert.Equal(t, 0, r.status)
+	assert.Contains(t, r.stdout, "acprun (libacp)")
+
+	r = acprun(t, 10*time.Second, nil, "", "-h")
+	assert.Equal(t, 0, r.status)
+	assert.Contains(t, r.stdout, "Usage: acprun -np N")
+}
+
+func TestStdinGoesToRankZero(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "hello\n", "-np", "3", "sh", "-c", `read line; echo "rank $ACP_MYRANK read '$line'"`)
+	assert.Contains(t, r.stdout, "rank 0 read 'hello'\n")
+	assert.Contains(t, r.stdout, "rank 1 read ''\n")
+	assert.Contains(t, r.stdout, "rank 2 read ''\n")
+}
+
+func TestDebugOutput(t *testing.T) {
+	r := acprun(t, 10*time.Second, nil, "", "-debug", "-np", "2", "true")
+	require.Equal(t, 0, r.status)
+	assert.Contains(t, r.stderr, "acprun: 2 rank(s) of")
+	assert.Contains(t, r.stderr, "acprun: rank 1: pid ")
+	assert.NotContains(t, r.stderr, "ACP_JOB_KEY")
+}
+
+func TestSIGINTIsForwarded(t *testing.T) {
+	cmd := exec.Command(acprunPath, "-np", "3", "sh", "-c",
+		`trap 'echo "rank $ACP_MYRANK got INT"; exit 0' INT; echo ready; while :; do sleep 0.05; done`)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-done
+	}()
+
+	lines := make(chan string, 16)
+	go func() {
+		defer close(done)
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+	}()
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(5 * time.Second):
+			t.Fatal("no output from the ranks")
+		}
+		return ""
+	}
+	for range 3 {
+		require.Equal(t, "ready", next())
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	var got []string
+	for range 3 {
+		got = append(got, next())
+	}
+	assert.ElementsMatch(t, []string{"rank 0 got INT", "rank 1 got INT", "rank 2 got INT"}, got)
+	err = cmd.Wait()
+	require.Error(t, err)
+	assert.Equal(t, 128+int(syscall.SIGINT), cmd.ProcessState.ExitCode(), stderr.String())
+}
+
+func TestRankEnvironment(t *testing.T) {
+	r := acprun(t, 20*time.Second, []string{roleVar + "=env", "ACP_SIZE_SMEM_DL=65536", "ACP_MYRANK=42"}, "",
+		"-np", "2", "-smemsize", "2048", "--acp-verbose", "2", os.Args[0], "user-arg", "--acp-looks-like-ours")
+	require.Equal(t, 0, r.status, r.stderr)
+	lines := map[int][]string{}
+	for l := range strings.Lines(r.stdout) {
+		var rank int
+		var kv string
+		if _, err := fmt.Sscanf(l, "%d %s", &rank, &kv); err == nil {
+			lines[rank] = append(lines[rank], kv)
+		}
+	}
+	require.Len(t, lines, 2, r.stdout)
+	var keys []string
+	for rank, env := range lines {
+		m := map[string]string{}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		assert.Equal(t, fmt.Sprint(rank), m["ACP_MYRANK"], "the inherited ACP_MYRANK must be replaced")
+		assert.Equal(t, "2", m["ACP_NPROCS"])
+		assert.Equal(t, "2048", m["ACP_SIZE_SMEM"])
+		assert.Equal(t, "1024", m["ACP_SIZE_SMEM_CL"])
+		assert.Equal(t, "65536", m["ACP_SIZE_SMEM_DL"])
+		assert.Equal(t, "2", m["ACP_VERBOSE"])
+		assert.Regexp(t, `^127\.0\.0\.1:\d+$`, m["ACP_BOOTSTRAP_ADDR"])
+		assert.Regexp(t, `^[0-9a-f]{64}$`, m["ACP_JOB_KEY"])
+		assert.Equal(t, "user-arg|--acp-looks-like-ours", m["ARGS"], "argv must stay as the user wrote it")
+		assert.Equal(t, "no", m["KEY_ON_A_COMMAND_LINE"])
+		keys = append(keys, m["ACP_JOB_KEY"])
+	}
+	assert.Equal(t, keys[0], keys[1], "one key per job")
+}
+
+func TestRendezvousUnderAcprun(t *testing.T) {
+	for _, n := range []int{1, 3, 8} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			r := acprun(t, 30*time.Second, []string{roleVar + "=allgather"}, "", "-np", strconv.Itoa(n), os.Args[0])
+			require.Equal(t, 0, r.status, r.stderr)
+			assert.Equal(t, strings.Repeat("ok\n", n), r.stdout)
+			assert.Empty(t, r.stderr)
+		})
+	}
+}
+
+func TestAbortStopsTheJob(t *testing.T) {
+	r := acprun(t, 20*time.Second, []string{roleVar + "=abort"}, "", "-np", "3", os.Args[0])
+	assert.Equal(t, 7, r.status)
+	assert.Contains(t, r.stderr, "acprun: rank 1 called acp_abort (status 7): out of cheese; stopping the other ranks\n")
+	assert.Less(t, r.elapsed, 10*time.Second)
+}
+
+func TestVanishedRankStopsTheJob(t *testing.T) {
+	// Rank 2 exits with status 0 without closing its bootstrap.
+	r := acprun(t, 20*time.Second, []string{roleVar + "=vanish"}, "", "-np", "3", os.Args[0])
+	assert.Equal(t, 1, r.status, r.stderr)
+	assert.Contains(t, r.stderr, "acprun: rank 2 exited with status 0 but without acp_finalize")
+	assert.Less(t, r.elapsed, 10*time.Second)
+}

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/libacp/libacp/boot"
+)
+
+const (
+	// killGrace is how long ranks may take to end after SIGTERM (or a
+	// forwarded signal) before they get SIGKILL.
+	killGrace = 2 * time.Second
+	// lostGrace is how long a rank whose rendezvous connection dropped
+	// may take to exit, so that its own exit status is what we report.
+	lostGrace = time.Second
+)
+
+// Exit statuses of acprun itself.
+const (
+	exitUsage   = 2
+	exitTimeout = 124
+	exitNoExec  = 127
+	exitFailure = 1
+)
+
+type eventKind uint8
+
+const (
+	rankExited eventKind = iota
+	rankAborted
+	rankLost
+	lostGraceOver
+	timeLimit
+	killNow
+)
+
+type event struct {
+	kind   eventKind
+	rank   int
+	status int            // exit status, 128+signal, or the abort code
+	signal syscall.Signal // the signal that killed the rank, if any
+	msg    string
+}
+
+// launcher runs one job: it starts the ranks, watches them and the
+// rendezvous, and decides acprun's exit status. Everything but the hooks
+// and the wait goroutines runs in the goroutine of run.
+type launcher struct {
+	cfg    *config
+	cmds   []*exec.Cmd
+	exited []bool
+	codes  []int  // exit statuses of the exited ranks
+	lost   []bool // the rank's rendezvous connection dropped without goodbye
+	alive  int
+	events chan event // buffered for every event a job can post (4 per rank + 2), so posters never block
+
+	// pendingLost is a rank whose connection dropped and whose exit we
+	// await (for up to lostGrace), -1 if none. The others' failures in the
+	// meantime are consequences: the rendezvous tells them about the loss.
+	pendingLost int
+
+	decided bool // the job's outcome is known; later failures change nothing
+	status  int
+	killing bool // SIGKILL is scheduled
+}
+
+func (l *launcher) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "acprun: "+format+"\n", args...)
+}
+
+func (l *launcher) debugf(format string, args ...any) {
+	if l.cfg.debug {
+		l.logf(format, args...)
+	}
+}
+
+// launch runs the job and returns acprun's exit status.
+func launch(c *config) int {
+	l := &launcher{cfg: c, exited: make([]bool, c.np), codes: make([]int, c.np), lost: make([]bool, c.np),
+		events: make(chan event, 4*c.np+2), pendingLost: -1}
+	path, err := exec.LookPath(c.argv[0])
+	if err != nil {
+		l.logf("cannot execute %s: %v", c.argv[0], unwrapExec(err))
+		return exitNoExec
+	}
+
+	key := boot.NewKey()
+	srv, err := boot.NewServer(c.np, key)
+	if err != nil {
+		l.logf("%v", err)
+		return exitFailure
+	}
+	// The hooks only post events: the main loop owns all state.
+	srv.Start(boot.Hooks{
+		Abort: func(rank, code int, msg string) {
+			l.events <- event{kind: rankAborted, rank: rank, status: code, msg: msg}
+		},
+		Lost: func(rank int, _ error) { l.events <- event{kind: rankLost, rank: rank} },
+		Logf: l.logf,
+	})
+	defer srv.Close()
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	env := jobEnv(os.Environ(), c, srv.Addr(), key)
+	l.debugf("%d rank(s) of %s; rendezvous at %s; settings: %s", c.np, path, srv.Addr(), describeSettings(env))
+	l.startRanks(path, env)
+	if c.timeout > 0 {
+		t := time.AfterFunc(c.timeout, func() { l.events <- event{kind: timeLimit} })
+		defer t.Stop()
+	}
+	for l.alive > 0 {
+		select {
+		case ev := <-l.events:
+			l.handle(ev)
+		case sig := <-sigs:
+			l.signalled(sig.(syscall.Signal))
+		}
+	}
+	return l.status
+}
+
+// startRanks starts the ranks in order; if one cannot be started, the
+// started ones are killed and acprun exits with 127.
+func (l *launcher) startRanks(path string, env []string) {
+	for r := range l.cfg.np {
+		cmd := &exec.Cmd{Path: path, Args: l.cfg.argv, Env: rankEnv(env, r), Stdout: os.Stdout, Stderr: os.Stderr}
+		if r == 0 {
+			cmd.Stdin = os.Stdin // the others read /dev/null
+		}
+		if err := startRank(cmd); err != nil {
+			l.logf("cannot execute %s: %v", l.cfg.argv[0], unwrapExec(err))
+			l.decide(exitNoExec)
+			l.stop(syscall.SIGKILL)
+			return
+		}
+		l.debugf("rank %d: pid %d", r, cmd.Process.Pid)
+		l.cmds = append(l.cmds, cmd)
+		l.alive++
+		go func() {
+			_ = cmd.Wait()
+			ev := event{kind: rankExited, rank: r, status: cmd.ProcessState.ExitCode()}
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				ev.signal, ev.status = ws.Signal(), 128+int(ws.Signal())
+			}
+			l.events <- ev
+		}()
+	}
+}
+
+func (l *launcher) handle(ev event) {
+	switch ev.kind {
+	case rankExited:
+		l.exited[ev.rank], l.codes[ev.rank] = true, ev.status
+		l.alive--
+		l.debugf("rank %d exited with status %d", ev.rank, ev.status)
+		if l.pendingLost == ev.rank {
+			l.pendingLost = -1
+		}
+		switch {
+		case ev.signal != 0:
+			l.fail(ev.rank, ev.status, "rank %d was killed by signal %d (%v)", ev.rank, int(ev.signal), ev.signal)
+		case ev.status != 0:
+			l.fail(ev.rank, ev.status, "rank %d exited with status %d", ev.rank, ev.status)
+		case l.lost[ev.rank]:
+			l.failUnfinalized(ev.rank)
+		}
+	case rankAborted:
+		status := ev.status & 0xff
+		if status == 0 {
+			status = exitFailure
+		}
+		l.fail(ev.rank, status, "rank %d called acp_abort (status %d): %s", ev.rank, status, ev.msg)
+	case rankLost:
+		// The socket closes as the process ends, so this may come before
+		// or after the rank's exit.
+		l.lost[ev.rank] = true
+		switch {
+		case l.exited[ev.rank] && l.codes[ev.rank] == 0:
+			l.failUnfinalized(ev.rank)
+		case !l.exited[ev.rank] && l.pendingLost < 0:
+			l.pendingLost = ev.rank
+			time.AfterFunc(lostGrace, func() { l.events <- event{kind: lostGraceOver, rank: ev.rank} })
+		}
+	case lostGraceOver:
+		if !l.exited[ev.rank] {
+			l.pendingLost = -1
+			l.fail(ev.rank, exitFailure, "rank %d dropped its connection to acprun without acp_finalize", ev.rank)
+		}
+	case timeLimit:
+		if !l.decided {
+			l.logf("time limit of %v reached (--timeout); stopping the job", l.cfg.timeout)
+			l.decide(exitTimeout)
+			l.stop(syscall.SIGTERM)
+		}
+	case killNow:
+		l.stop(syscall.SIGKILL)
+	}
+}
+
+func (l *launcher) failUnfinalized(rank int) {
+	l.fail(rank, exitFailure, "rank %d exited with status 0 but without acp_finalize (its connection to acprun dropped)", rank)
+}
+
+// fail reports the first failure of the job in one line and stops the
+// other ranks; later failures are consequences and stay quiet.
+func (l *launcher) fail(rank, status int, format string, args ...any) {
+	if l.decided || (l.pendingLost >= 0 && l.pendingLost != rank) {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if l.alive > 0 {
+		msg += "; stopping the other ranks"
+	}
+	l.logf("%s", msg)
+	l.decide(status)
+	l.stop(syscall.SIGTERM)
+}
+
+func (l *launcher) decide(status int) {
+	if !l.decided {
+		l.decided, l.status = true, status
+	}
+}
+
+// signalled forwards SIGINT, SIGTERM or SIGHUP to the ranks; acprun then
+// exits with 128+sig once they are gone. A second signal kills at once.
+func (l *launcher) signalled(sig syscall.Signal) {
+	if l.decided {
+		l.stop(syscall.SIGKILL)
+		return
+	}
+	l.debugf("got %v; forwarding it to the ranks", sig)
+	l.decide(128 + int(sig))
+	l.stop(sig)
+}
+
+// stop sends sig to every running rank and what it started; unless sig is
+// SIGKILL, SIGKILL follows after killGrace.
+func (l *launcher) stop(sig syscall.Signal) {
+	var running []*os.Process
+	var pids []int
+	for r, cmd := range l.cmds {
+		if !l.exited[r] {
+			running = append(running, cmd.Process)
+			pids = append(pids, cmd.Process.Pid)
+		}
+	}
+	below := descendants(pids)
+	l.debugf("sending %v to rank pids %v and their descendants %v", sig, pids, below)
+	for _, p := range running {
+		// Process.Signal, not kill(2), for the ranks: it knows when a
+		// process was reaped, so it never signals a recycled pid.
+		_ = p.Signal(sig)
+	}
+	for _, p := range below {
+		_ = syscall.Kill(p, sig)
+	}
+	if sig != syscall.SIGKILL && !l.killing {
+		l.killing = true
+		time.AfterFunc(killGrace, func() { l.events <- event{kind: killNow} })
+	}
+}
+
+// describeSettings lists the ACP_* variables the ranks get, without the key.
+func describeSettings(env []string) string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "ACP_") && !strings.HasPrefix(kv, "ACP_JOB_KEY=") {
+			out = append(out, kv)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// unwrapExec drops exec's repetition of the program name.
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}

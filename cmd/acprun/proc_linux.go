@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// startRank starts a rank so that the kernel kills it if acprun dies
+// without cleaning up (SIGKILL, say). The kernel sends that signal when the
+// thread that forked the child ends, and the Go runtime may retire
+// threads, so every rank is forked from one goroutine locked to a thread
+// that lives as long as acprun.
+func startRank(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	req := startRequest{cmd: cmd, done: make(chan error)}
+	forkThread().reqs <- req
+	return <-req.done
+}
+
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+type forker struct{ reqs chan startRequest }
+
+var forkThread = sync.OnceValue(func() *forker {
+	f := &forker{reqs: make(chan startRequest)}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread must not end
+		for r := range f.reqs {
+			r.done <- r.cmd.Start()
+		}
+	}()
+	return f
+})
+
+// descendants lists the processes below the given ones (children,
+// grandchildren...), so that stopping a rank that is a shell script also
+// stops what it runs.
+func descendants(roots []int) []int {
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range dir {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid ...": comm may contain spaces and parentheses.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(f[1]); err == nil {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	for _, r := range roots {
+		out = append(out, children[r]...)
+	}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
