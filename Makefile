@@ -4,7 +4,9 @@
 #   make install PREFIX=dir    install into dir (default ./_install)
 #   make example               install, then build examples/hello.c against
 #                              the installed tree and run it on 4 processes
-#   make test                  run the tests registered with ctest
+#   make test                  the whole test suite: Go checks and unit tests,
+#                              then the C tests under acprun (ctest)
+#   make deps                  install missing build dependencies (Debian)
 #   make clean                 remove ./build
 
 BUILD  ?= build
@@ -15,12 +17,15 @@ CC     ?= cc
 
 PKG_CONFIG_ACP = PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config
 
-.PHONY: all configure install example test clean
+.PHONY: all deps configure install example test clean
 
 all: configure
 	cmake --build $(BUILD) --parallel
 
-configure:
+deps:
+	@scripts/install-deps
+
+configure: deps
 	@test -f $(BUILD)/CMakeCache.txt || \
 	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_LIBDIR=lib
 
@@ -33,6 +38,7 @@ example: install
 	$(PREFIX)/bin/acprun -np 4 --timeout 60 $(BUILD)/hello
 
 test: all
+	scripts/check-go
 	ctest --test-dir $(BUILD) --output-on-failure --timeout 300
 
 clean:
