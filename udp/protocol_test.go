@@ -1,0 +1,218 @@
+package udp
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+)
+
+// fakeHost is a target that owns one buffer and records what happens.
+type fakeHost struct {
+	mem     []byte
+	atomics atomic.Int64
+	mu      sync.Mutex
+	fatal   []error
+	msgs    [][]byte
+}
+
+func (h *fakeHost) Acquire(ga core.GA, n uint64) (unsafe.Pointer, *core.Region, core.Status) {
+	if uint64(ga) > uint64(len(h.mem)) || n > uint64(len(h.mem))-uint64(ga) {
+		return nil, nil, core.StatusOutOfBounds
+	}
+	r := &core.Region{}
+	return unsafe.Pointer(&h.mem[ga]), r, core.StatusOK
+}
+
+func (h *fakeHost) ApplyAtomic(op core.AtomicOp, ga core.GA, a, b uint64) (uint64, core.Status) {
+	h.atomics.Add(1)
+	p, _, st := h.Acquire(ga, op.Width())
+	if st != core.StatusOK {
+		return 0, st
+	}
+	return core.ApplyAtomic(op, p, a, b), core.StatusOK
+}
+
+func (h *fakeHost) Deliver(peer int, msg []byte) {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, append([]byte(nil), msg...))
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) PeerRank(peer int) int { return peer }
+
+func (h *fakeHost) Fatal(err error) {
+	h.mu.Lock()
+	h.fatal = append(h.fatal, err)
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) Logf(int, string, ...any) {}
+
+func (h *fakeHost) fatals() []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]error(nil), h.fatal...)
+}
+
+type waitDone struct {
+	ch  chan struct{}
+	val uint64
+	err error
+}
+
+func newWait() *waitDone { return &waitDone{ch: make(chan struct{})} }
+
+func (w *waitDone) OnComplete(val uint64, err error) { w.val, w.err = val, err; close(w.ch) }
+
+func (w *waitDone) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("operation did not complete")
+	}
+}
+
+// pair opens two connected endpoints with the given extra settings.
+func pair(t *testing.T, kv ...string) ([2]*endpoint, [2]*fakeHost) {
+	var eps [2]*endpoint
+	var hosts [2]*fakeHost
+	var addrs []byte
+	for i := range eps {
+		s := core.NewSettings(core.BaseSettings, Settings)
+		for j := 0; j+1 < len(kv); j += 2 {
+			require.NoError(t, s.Set(kv[j], kv[j+1], "test"))
+		}
+		hosts[i] = &fakeHost{mem: make([]byte, 1<<20)}
+		tr, err := open(core.TransportConfig{Host: hosts[i], Settings: s, Peer: i, NPeers: 2, BindHint: "127.0.0.1"})
+		require.NoError(t, err)
+		eps[i] = tr.(*endpoint)
+		addrs = append(addrs, eps[i].Address()...)
+	}
+	for _, e := range eps {
+		require.NoError(t, e.Connect(core.AddressBook{RecSize: addressSize, Data: addrs}, 0x1234))
+	}
+	t.Cleanup(func() {
+		for _, e := range eps {
+			_ = e.Close()
+		}
+	})
+	return eps, hosts
+}
+
+// rawSend delivers a hand-made datagram to endpoint e from a foreign socket.
+func rawSend(t *testing.T, e *endpoint, b []byte) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	require.NoError(t, unix.Sendto(fd, b, 0, &unix.SockaddrInet4{Port: e.port, Addr: [4]byte{127, 0, 0, 1}}))
+}
+
+func atomicDatagram(key uint64, seq uint64) []byte {
+	b := make([]byte, headerSize+40)
+	putFixedHeader(b, key, 0, tAtomic, 0, seq)
+	putAckState(b, 1, 0, seq+1)
+	le.PutUint64(b[headerSize:], 99)
+	le.PutUint64(b[headerSize+8:], uint64(core.OpAdd8))
+	le.PutUint64(b[headerSize+16:], 64)
+	le.PutUint64(b[headerSize+24:], 5)
+	return b
+}
+
+func TestDatagramsOfAnotherJobAreDropped(t *testing.T) {
+	eps, hosts := pair(t)
+	rawSend(t, eps[1], atomicDatagram(0x9999, 1))
+	time.Sleep(50 * time.Millisecond)
+	assert.Zero(t, hosts[1].atomics.Load(), "a datagram with a foreign key was executed")
+	rawSend(t, eps[1], atomicDatagram(0x1234, 1))
+	assert.Eventually(t, func() bool { return hosts[1].atomics.Load() == 1 }, 5*time.Second, time.Millisecond,
+		"the same datagram with the job's key was not executed")
+}
+
+func TestDuplicatedRequestsExecuteOnce(t *testing.T) {
+	eps, hosts := pair(t)
+	d := atomicDatagram(0x1234, 1)
+	for i := 0; i < 5; i++ {
+		rawSend(t, eps[1], d)
+	}
+	// A later sequence number, then an old one again, arriving out of order.
+	rawSend(t, eps[1], atomicDatagram(0x1234, 3))
+	rawSend(t, eps[1], atomicDatagram(0x1234, 2))
+	rawSend(t, eps[1], d)
+	assert.Eventually(t, func() bool { return hosts[1].atomics.Load() == 3 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, int64(3), hosts[1].atomics.Load(), "duplicates were executed")
+	assert.Equal(t, uint64(15), le.Uint64(hosts[1].mem[64:]))
+}
+
+func TestOperationsAcrossAPairOfEndpoints(t *testing.T) {
+	eps, hosts := pair(t, "udp-mtu", "1472")
+	src := make([]byte, 100000)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	w := newWait()
+	eps[0].Put(1, 1000, unsafe.Pointer(&src[0]), uint64(len(src)), w)
+	w.wait(t)
+	require.NoError(t, w.err)
+	assert.Equal(t, src, hosts[1].mem[1000:1000+len(src)])
+
+	dst := make([]byte, len(src))
+	w = newWait()
+	eps[0].Get(1, 1000, unsafe.Pointer(&dst[0]), uint64(len(dst)), w)
+	w.wait(t)
+	require.NoError(t, w.err)
+	assert.Equal(t, src, dst)
+
+	w = newWait()
+	eps[0].Put(1, core.GA(len(hosts[1].mem)-10), unsafe.Pointer(&src[0]), 11, w)
+	w.wait(t)
+	assert.Equal(t, core.StatusOutOfBounds, core.StatusOf(w.err), "the owner's verdict reaches the initiator")
+
+	eps[0].Send(1, []byte("hello"))
+	assert.Eventually(t, func() bool {
+		hosts[1].mu.Lock()
+		defer hosts[1].mu.Unlock()
+		return len(hosts[1].msgs) == 1 && string(hosts[1].msgs[0]) == "hello"
+	}, 5*time.Second, time.Millisecond)
+}
+
+func TestUnreachablePeerIsFatalAndNamed(t *testing.T) {
+	eps, hosts := pair(t, "peer-timeout", "0.3")
+	// Rank 1 disappears: its socket is closed, nothing answers any more.
+	require.NoError(t, eps[1].Close())
+	var word uint64
+	start := time.Now()
+	eps[0].Put(1, 0, unsafe.Pointer(&word), 8, newWait())
+	assert.Eventually(t, func() bool { return len(hosts[0].fatals()) > 0 }, 5*time.Second, 5*time.Millisecond,
+		"no fatal error for a peer that does not answer")
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "gave up before the timeout")
+	assert.ErrorContains(t, hosts[0].fatals()[0], "rank 1")
+	assert.ErrorContains(t, hosts[0].fatals()[0], "unreachable")
+}
+
+func TestRetransmissionBacksOff(t *testing.T) {
+	eps, _ := pair(t, "peer-timeout", "2")
+	require.NoError(t, eps[1].Close())
+	var word uint64
+	eps[0].Put(1, 0, unsafe.Pointer(&word), 8, newWait())
+	time.Sleep(500 * time.Millisecond)
+	eps[0].mu.Lock()
+	p := eps[0].peers[1]
+	d := p.inflight[0]
+	retries, rto := d.retries, d.rto
+	eps[0].mu.Unlock()
+	// Starting at about 1 ms and doubling, half a second allows ~9 tries.
+	assert.InDelta(t, 8, retries, 3, "retries in 0.5 s")
+	assert.Greater(t, rto, 64*time.Millisecond)
+	assert.LessOrEqual(t, rto, maxRTO)
+	t.Logf("after 0.5 s: %d retries, timeout now %v", retries, rto)
+}
