@@ -248,7 +248,7 @@ func TestRendezvousUnderAcprun(t *testing.T) {
 func TestAbortStopsTheJob(t *testing.T) {
 	r := acprun(t, 20*time.Second, []string{roleVar + "=abort"}, "", "-np", "3", os.Args[0])
 	assert.Equal(t, 7, r.status)
-	assert.Contains(t, r.stderr, "acprun: rank 1 called acp_abort (status 7): out of cheese; stopping the other ranks\n")
+	assert.Contains(t, r.stderr, "acprun: rank 1 aborted the job (status 7): out of cheese; stopping the other ranks\n")
 	assert.Less(t, r.elapsed, 10*time.Second)
 }
 

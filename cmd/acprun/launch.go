@@ -179,7 +179,7 @@ func (l *launcher) handle(ev event) {
 		if status == 0 {
 			status = exitFailure
 		}
-		l.fail(ev.rank, status, "rank %d called acp_abort (status %d): %s", ev.rank, status, ev.msg)
+		l.fail(ev.rank, status, "rank %d aborted the job (status %d): %s", ev.rank, status, ev.msg)
 	case rankLost:
 		// The socket closes as the process ends, so this may come before
 		// or after the rank's exit.
