@@ -248,6 +248,7 @@ func (e *endpoint) sendOut() {
 	if len(e.out) == 0 {
 		return
 	}
+	e.stats.sent.Add(int64(len(e.out)))
 	if err := e.conn.send(e.out); err != nil && e.fatal == nil {
 		e.fatal = fmt.Errorf("udp: send failed: %v", err)
 	}
@@ -265,8 +266,10 @@ func (e *endpoint) armCheck(t time.Time) {
 
 // handle processes one received datagram (under e.mu).
 func (e *endpoint) handle(b []byte, now time.Time) {
+	e.stats.received.Add(1)
 	h, ok := parseHeader(b)
 	if !ok || !e.connected.Load() || h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
+		e.stats.dropped.Add(1)
 		return
 	}
 	p := e.peer(int(h.src))
@@ -277,6 +280,7 @@ func (e *endpoint) handle(b []byte, now time.Time) {
 	before := p.rxNext
 	e.owe(p)
 	if !p.accept(h.seq) {
+		e.stats.dropped.Add(1)
 		return // a duplicate (our acknowledgement was lost), or beyond the window
 	}
 	e.dispatch(p, h, b[headerSize:])
@@ -458,6 +462,7 @@ func (e *endpoint) releaseMarks(p *peer) {
 // retransmit sends d again with a doubled timeout.
 func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
 	d.retries++
+	e.stats.resent.Add(1)
 	d.rto = min(d.rto*2, maxRTO)
 	d.sentAt = now
 	e.stamp(p, d.buf)

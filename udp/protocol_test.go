@@ -210,8 +210,8 @@ func TestRetransmissionBacksOff(t *testing.T) {
 	d := p.inflight[0]
 	retries, rto := d.retries, d.rto
 	eps[0].mu.Unlock()
-	// Starting at about 1 ms and doubling, half a second allows ~9 tries.
-	assert.InDelta(t, 8, retries, 3, "retries in 0.5 s")
+	// 100 µs doubling to 100 ms: ten tries take 102 ms, then one per 100 ms.
+	assert.InDelta(t, 14, retries, 3, "retries in 0.5 s")
 	assert.Greater(t, rto, 64*time.Millisecond)
 	assert.LessOrEqual(t, rto, maxRTO)
 	t.Logf("after 0.5 s: %d retries, timeout now %v", retries, rto)

@@ -56,8 +56,8 @@ const (
 	maxInflight   = rxWindow - 24
 	minRTO        = 100 * time.Microsecond
 	maxRTO        = 100 * time.Millisecond
-	initialRTO    = time.Millisecond
-	addressSize   = 8 // IPv4, port, receive buffer in KiB/4 units
+	initialRTO    = minRTO // until the first round trip is measured
+	addressSize   = 8      // IPv4, port, receive buffer in KiB/4 units
 	loopbackMTU   = 65000
 	networkMTU    = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
 	rxBufferBytes = 65536
@@ -96,6 +96,10 @@ type endpoint struct {
 	rxMu    sync.Mutex
 	rxBufs  [][]byte
 	rxSizes []int
+
+	stats struct {
+		sent, resent, received, dropped atomic.Int64
+	}
 
 	closed atomic.Bool
 	done   chan struct{}
@@ -261,6 +265,8 @@ func (e *endpoint) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
+	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received, %d dropped (duplicates, foreign, beyond the window)",
+		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.dropped.Load())
 	var one [8]byte
 	one[0] = 1
 	_, _ = unix.Write(e.wakeFd, one[:])
