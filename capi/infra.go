@@ -51,6 +51,10 @@ func goacp_init(argc *C.int, argv ***C.char) C.int {
 		_ = b.Close()
 		return initFailed(err)
 	}
+	if err := startLayers(e); err != nil {
+		_ = e.Finalize()
+		return initFailed(err)
+	}
 	lib.verbose.Store(int32(e.Verbose()))
 	lib.engine.Store(e)
 	lib.state.Store(int32(running))
@@ -94,8 +98,13 @@ func goacp_finalize() C.int {
 	// thread brings the job to rest.
 	lib.state.Store(int32(finalized))
 	lib.engine.Store(nil)
+	lerr := stopLayers(e, len(layers))
 	if err := e.Finalize(); err != nil {
 		e.Logf(1, "acp_finalize(): %v", err)
+		return -1
+	}
+	if lerr != nil {
+		e.Logf(1, "acp_finalize(): %v", lerr)
 		return -1
 	}
 	return 0
@@ -109,8 +118,22 @@ func goacp_reset(rank C.int) C.int {
 	if e == nil {
 		return -1
 	}
-	if err := e.Reset(int(rank)); err != nil {
-		e.Logf(1, "acp_reset(%#x): %v", int(rank), err)
+	plan, err := e.PlanReset(int(rank))
+	if err != nil {
+		e.Logf(1, "acp_reset(%d): %v", int(rank), err)
+		return -1
+	}
+	// The layers above stop and restart around the re-ranking, so that they
+	// start over with cleared starter memory and the new ranks.
+	if err := stopLayers(e, len(layers)); err != nil {
+		e.Logf(1, "acp_reset(%d): %v", int(rank), err)
+	}
+	if err := e.ApplyReset(plan); err != nil {
+		e.Logf(1, "acp_reset(%d): %v", int(rank), err)
+		return -1
+	}
+	if err := startLayers(e); err != nil {
+		e.Logf(1, "acp_reset(%d): %v", int(rank), err)
 		return -1
 	}
 	return 0

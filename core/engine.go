@@ -514,28 +514,56 @@ func (e *Engine) closeTransports() {
 // operation is dropped, all three starter memories are cleared, handles
 // restart at 1, and ranks follow the new numbering.
 func (e *Engine) Reset(newRank int) error {
+	plan, err := e.PlanReset(newRank)
+	if err != nil {
+		return err
+	}
+	return e.ApplyReset(plan)
+}
+
+// ResetPlan is a validated re-ranking (see PlanReset).
+type ResetPlan struct {
+	log2phys []int32
+	newRank  int
+	identity bool
+}
+
+// PlanReset is the first half of Reset, collective: it exchanges the
+// requested ranks and checks that they form a permutation, changing
+// nothing. Layers above the basic layer stop between PlanReset and
+// ApplyReset, so that a refused reset leaves them running.
+func (e *Engine) PlanReset(newRank int) (*ResetPlan, error) {
 	e.stateMu.Lock()
 	defer e.stateMu.Unlock()
 	var rec [4]byte
 	binary.LittleEndian.PutUint32(rec[:], uint32(int32(newRank)))
 	all, err := e.ex.AllGather(rec[:])
 	if err != nil {
-		return fmt.Errorf("reset exchange failed: %v", err)
+		return nil, fmt.Errorf("reset exchange failed: %v", err)
 	}
-	phys2log := make([]int32, e.nprocs)
-	log2phys := make([]int32, e.nprocs)
+	plan := &ResetPlan{log2phys: make([]int32, e.nprocs), identity: true}
 	seen := make([]bool, e.nprocs)
-	identity := true
 	for p := 0; p < e.nprocs; p++ {
 		r := int32(binary.LittleEndian.Uint32(all[4*p:]))
 		if r < 0 || int(r) >= e.nprocs || seen[r] {
-			return fmt.Errorf("acp_reset: the requested ranks are not a permutation of 0..%d (process %d asked for %d)", e.nprocs-1, p, r)
+			return nil, fmt.Errorf("acp_reset: the requested ranks are not a permutation of 0..%d (process %d asked for %d)", e.nprocs-1, p, r)
 		}
 		seen[r] = true
-		phys2log[p] = r
-		log2phys[r] = int32(p)
-		identity = identity && int(r) == p
+		plan.log2phys[r] = int32(p)
+		plan.identity = plan.identity && int(r) == p
+		if p == e.phys {
+			plan.newRank = int(r)
+		}
 	}
+	return plan, nil
+}
+
+// ApplyReset is the second half of Reset, collective: quiesce, drop all
+// registrations and operations, clear the starter memories, install the
+// new ranks.
+func (e *Engine) ApplyReset(plan *ResetPlan) error {
+	e.stateMu.Lock()
+	defer e.stateMu.Unlock()
 	if err := e.quiesce(); err != nil {
 		return err
 	}
@@ -544,12 +572,12 @@ func (e *Engine) Reset(newRank int) error {
 		zeroMapped(e.starters[i])
 	}
 	e.q.reset()
-	if identity {
+	if plan.identity {
 		e.log2phys = nil
 	} else {
-		e.log2phys = log2phys
+		e.log2phys = plan.log2phys
 	}
-	e.rank.Store(int64(phys2log[e.phys]))
-	e.regs.SetRank(e.Rank())
+	e.rank.Store(int64(plan.newRank))
+	e.regs.SetRank(plan.newRank)
 	return e.ex.Barrier()
 }

@@ -204,6 +204,14 @@ void acp_complete(acp_handle_t handle);
  */
 int acp_inquire(acp_handle_t handle);
 
+/* ---- Communication library: segmented buffers and channels ------------- */
+
+/* ---- end of the communication library ---------------------------------- */
+
+/* ---- Data library: workspace, global heap, containers ------------------ */
+
+/* ---- end of the data library ------------------------------------------- */
+
 #ifdef __cplusplus
 }
 #endif
