@@ -177,7 +177,11 @@ func (e *Engine) openTransports() error {
 			continue
 		}
 		e.trs = append(e.trs, t)
-		e.colors = max(e.colors, info.Colors)
+		colors := info.Colors
+		if c, ok := t.(Colorer); ok {
+			colors = c.Colors()
+		}
+		e.colors = max(e.colors, colors)
 		// One transport reaches every peer for now; per-peer choice among
 		// several arrives with transports that reach only some peers.
 		break
@@ -228,9 +232,36 @@ func (e *Engine) allocStarters() error {
 		}
 		// mmap returns page-aligned memory, so every rank's starter GA has
 		// offset 0 and can be computed without asking the owner.
-		e.regs.Install(SegStarter+i, base, size, 0)
+		r := e.regs.Install(SegStarter+i, base, size, 0)
+		if err := e.announce(r); err != nil {
+			e.freeStarters()
+			return fmt.Errorf("starter memory: %v", err)
+		}
 	}
 	return nil
+}
+
+// announce tells the transports that need to prepare memory about a new
+// region; on a failure the ones that accepted it forget it again.
+func (e *Engine) announce(r *Region) error {
+	for i, t := range e.trs {
+		if reg, ok := t.(Registrar); ok {
+			if err := reg.RegisterRegion(r); err != nil {
+				e.withdraw(r, i)
+				return fmt.Errorf("%s: %v", t.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// withdraw tells the first n transports that a region is gone.
+func (e *Engine) withdraw(r *Region, n int) {
+	for _, t := range e.trs[:n] {
+		if reg, ok := t.(Registrar); ok {
+			reg.UnregisterRegion(r)
+		}
+	}
 }
 
 func (e *Engine) freeStarters() {
@@ -363,6 +394,10 @@ func (e *Engine) Register(p unsafe.Pointer, size uint64, color int) (GA, error) 
 	if err != nil {
 		return GANull, err
 	}
+	if err := e.announce(r); err != nil {
+		_ = e.regs.Remove(r.Seg)
+		return GANull, err
+	}
 	return e.layout.GAOf(e.Rank(), r, r.Base), nil
 }
 
@@ -391,7 +426,11 @@ func (e *Engine) Unregister(key GA) error {
 	if r.Seg < SegFirstUser {
 		return fmt.Errorf("key %#x is starter memory, which cannot be unregistered", uint64(key))
 	}
-	return e.regs.Remove(r.Seg)
+	if err := e.regs.Remove(r.Seg); err != nil {
+		return err
+	}
+	e.withdraw(r, len(e.trs))
+	return nil
 }
 
 // QueryGA converts a pointer inside a registration into a GA.
@@ -567,7 +606,9 @@ func (e *Engine) ApplyReset(plan *ResetPlan) error {
 	if err := e.quiesce(); err != nil {
 		return err
 	}
-	e.regs.RemoveAll()
+	for _, r := range e.regs.RemoveAll() {
+		e.withdraw(r, len(e.trs))
+	}
 	for i := range e.starters {
 		zeroMapped(e.starters[i])
 	}

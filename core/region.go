@@ -132,11 +132,12 @@ func (t *RegTable) Remove(seg int) error {
 	return nil
 }
 
-// RemoveAll drops every user registration (acp_reset).
-func (t *RegTable) RemoveAll() {
+// RemoveAll drops every user registration (acp_reset) and returns them.
+func (t *RegTable) RemoveAll() []*Region {
+	var gone []*Region
 	for s := SegFirstUser; s < len(t.slots); s++ {
-		if t.slots[s].Load() != nil {
-			_ = t.Remove(s)
+		if r := t.slots[s].Load(); r != nil && t.Remove(s) == nil {
+			gone = append(gone, r)
 		}
 	}
 	t.mu.Lock()
@@ -145,6 +146,7 @@ func (t *RegTable) RemoveAll() {
 		t.free = append(t.free, s)
 	}
 	t.mu.Unlock()
+	return gone
 }
 
 // Lookup returns the live region for a segment, or nil.

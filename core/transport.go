@@ -76,6 +76,22 @@ type Transport interface {
 	Close() error
 }
 
+// Registrar is implemented by transports that must prepare memory before
+// peers can reach it (verbs memory registration): every region, the
+// starter memories included, is announced before any peer can name it and
+// withdrawn after the last access through the registration table ended.
+type Registrar interface {
+	RegisterRegion(r *Region) error
+	UnregisterRegion(r *Region)
+}
+
+// Colorer is implemented by transports that offer several paths (devices,
+// ports); a GA's colour selects among them. Without it a transport has the
+// colours its TransportInfo declares.
+type Colorer interface {
+	Colors() int
+}
+
 // Host is what a transport may ask of the engine that owns it: target-side
 // checks and execution, and delivery of control messages.
 type Host interface {
