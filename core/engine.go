@@ -58,9 +58,14 @@ type Engine struct {
 	regs     *RegTable
 	starters [3][]byte
 	colors   int
+	// startersShared: the starter memories belong to a transport (shared
+	// with peers), which releases them.
+	startersShared bool
 
-	trs   []Transport // open transports, preference order
-	route []uint8     // peer → index into trs; nil: trs[0] for all
+	slots   []transportSlot // requested transports, preference order
+	trs     []Transport     // the ones open here, preference order
+	mappers []Mapper        // per entry of trs: its Mapper ability, or nil
+	route   []uint8         // peer → index into trs
 
 	q       queue
 	bar     barrier
@@ -146,34 +151,41 @@ func New(cfg Config) (*Engine, error) {
 
 func (e *Engine) openTransports() error {
 	s := e.cfg.Settings
-	var names []string
+	var infos []TransportInfo
 	if v := strings.TrimSpace(s.String("transports")); v != "" {
 		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(strings.ToLower(n)); n != "" {
-				names = append(names, n)
+			if n = strings.TrimSpace(strings.ToLower(n)); n == "" {
+				continue
 			}
+			info, ok := LookupTransport(n)
+			if !ok {
+				return fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", n, strings.Join(registeredNames(), ", "))
+			}
+			infos = append(infos, info)
 		}
 	} else {
-		for _, t := range Transports() {
-			names = append(names, t.Name)
-		}
+		infos = Transports()
 	}
-	if len(names) == 0 {
+	if len(infos) == 0 {
 		return errors.New("no transport is linked into this library")
 	}
 	hint := ""
 	if lip, ok := e.ex.(LocalIPer); ok {
 		hint = lip.LocalIP()
 	}
+	// Every requested transport keeps its place in the start-up record
+	// even where it fails to open, so that all processes agree on the
+	// record's layout; peers then route around it.
 	var failures []string
-	for _, n := range names {
-		info, ok := LookupTransport(n)
-		if !ok {
-			return fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", n, strings.Join(registeredNames(), ", "))
-		}
+	for _, info := range infos {
 		t, err := info.Open(TransportConfig{Host: e, Settings: s, Peer: e.phys, NPeers: e.nprocs, BindHint: hint})
 		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %v", n, err))
+			failures = append(failures, fmt.Sprintf("%s: %v", info.Name, err))
+			e.Logf(2, "transport %s not available: %v", info.Name, err)
+			t = nil
+		}
+		e.slots = append(e.slots, transportSlot{info: info, t: t})
+		if t == nil {
 			continue
 		}
 		e.trs = append(e.trs, t)
@@ -182,14 +194,19 @@ func (e *Engine) openTransports() error {
 			colors = c.Colors()
 		}
 		e.colors = max(e.colors, colors)
-		// One transport reaches every peer for now; per-peer choice among
-		// several arrives with transports that reach only some peers.
-		break
 	}
 	if len(e.trs) == 0 {
 		return fmt.Errorf("no transport could be opened (%s)", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// transportSlot is one requested transport: its description and, when it
+// opened here, the endpoint.
+type transportSlot struct {
+	info TransportInfo
+	t    Transport
+	size int // address size in the start-up record
 }
 
 func registeredNames() []string {
@@ -213,32 +230,60 @@ func (e *Engine) transportNames() string {
 
 func (e *Engine) allocStarters() error {
 	s := e.cfg.Settings
-	for i, name := range []string{"size-smem", "size-smem-cl", "size-smem-dl"} {
-		size := s.Uint(name)
-		if size > e.layout.MaxOffset() {
-			return fmt.Errorf("starter memory of %d bytes exceeds the %d bytes a GA can address in a %d-process job; lower --acp-%s / ACP_%s",
-				size, e.layout.MaxOffset(), e.nprocs, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	names := [3]string{"size-smem", "size-smem-cl", "size-smem-dl"}
+	var sizes [3]uint64
+	for i, name := range names {
+		sizes[i] = s.Uint(name)
+		if sizes[i] > e.layout.MaxOffset() {
+			return fmt.Errorf("starter memory of %d bytes exceeds the %d bytes a GA can address in a %d-process job; lower --acp-%s / %s",
+				sizes[i], e.layout.MaxOffset(), e.nprocs, name, Setting{Name: name}.Env())
 		}
-		b, err := mapAnon(size)
-		if err != nil {
-			e.freeStarters()
-			return fmt.Errorf("cannot allocate %d bytes of starter memory: %v; lower --acp-%s / ACP_%s",
-				size, err, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	}
+	// A transport that shares memory with peers provides the starter
+	// memories, so that peers can map them; otherwise they are private.
+	for _, t := range e.trs {
+		if sp, ok := t.(StarterProvider); ok {
+			mem, err := sp.Starters(sizes)
+			if err != nil {
+				return fmt.Errorf("cannot allocate starter memory of %d+%d+%d bytes in %s: %v; lower --acp-size-smem, --acp-size-smem-cl, --acp-size-smem-dl",
+					sizes[0], sizes[1], sizes[2], t.Name(), err)
+			}
+			e.starters, e.startersShared = mem, true
+			break
 		}
-		e.starters[i] = b
+	}
+	for i, name := range names {
+		if !e.startersShared {
+			b, err := mapAnon(sizes[i])
+			if err != nil {
+				e.freeStarters()
+				return fmt.Errorf("cannot allocate %d bytes of starter memory: %v; lower --acp-%s / %s",
+					sizes[i], err, name, Setting{Name: name}.Env())
+			}
+			e.starters[i] = b
+		}
 		var base unsafe.Pointer
-		if len(b) > 0 {
-			base = unsafe.Pointer(&b[0])
+		if len(e.starters[i]) > 0 {
+			base = unsafe.Pointer(&e.starters[i][0])
 		}
-		// mmap returns page-aligned memory, so every rank's starter GA has
+		// Starter memory is page aligned, so every rank's starter GA has
 		// offset 0 and can be computed without asking the owner.
-		r := e.regs.Install(SegStarter+i, base, size, 0)
+		r := e.regs.Install(SegStarter+i, base, sizes[i], 0)
 		if err := e.announce(r); err != nil {
 			e.freeStarters()
 			return fmt.Errorf("starter memory: %v", err)
 		}
 	}
 	return nil
+}
+
+func (e *Engine) freeStarters() {
+	for i := range e.starters {
+		if !e.startersShared {
+			unmap(e.starters[i])
+		}
+		e.starters[i] = nil
+	}
 }
 
 // announce tells the transports that need to prepare memory about a new
@@ -264,16 +309,9 @@ func (e *Engine) withdraw(r *Region, n int) {
 	}
 }
 
-func (e *Engine) freeStarters() {
-	for i := range e.starters {
-		unmap(e.starters[i])
-		e.starters[i] = nil
-	}
-}
-
-// exchange publishes this process's record and connects the transports.
-// Record: job key candidate (8) | colours (2) | node id (16) | transport
-// addresses in e.trs order.
+// exchange publishes this process's record, connects the transports and
+// chooses one per peer. Record: job key candidate (8) | colours (2) | node
+// id (16) | per requested transport: present (1) | address.
 func (e *Engine) exchange() error {
 	if e.nprocs == 1 {
 		return nil
@@ -285,8 +323,23 @@ func (e *Engine) exchange() error {
 	rec := append([]byte{}, key[:]...)
 	rec = binary.LittleEndian.AppendUint16(rec, uint16(e.colors))
 	rec = append(rec, nodeID()...)
-	for _, t := range e.trs {
-		rec = append(rec, t.Address()...)
+	for i := range e.slots {
+		sl := &e.slots[i]
+		sl.size = sl.info.AddressSize
+		if sl.t == nil {
+			rec = append(rec, 0)
+			rec = append(rec, make([]byte, sl.size)...)
+			continue
+		}
+		addr := sl.t.Address()
+		if sl.size == 0 {
+			sl.size = len(addr)
+		}
+		if len(addr) != sl.size {
+			return fmt.Errorf("%s: address of %d bytes, its registration says %d", sl.info.Name, len(addr), sl.size)
+		}
+		rec = append(rec, 1)
+		rec = append(rec, addr...)
 	}
 	all, err := e.ex.AllGather(rec)
 	if err != nil {
@@ -303,17 +356,76 @@ func (e *Engine) exchange() error {
 	}
 	jobKey := binary.LittleEndian.Uint64(book.At(0)[:8]) // rank 0's candidate wins
 	off := 8 + 2 + nodeIDSize
-	for _, t := range e.trs {
-		n := len(t.Address())
-		sub := make([]byte, 0, n*e.nprocs)
+	var books []AddressBook
+	for _, sl := range e.slots {
+		n := sl.size
+		sub := AddressBook{RecSize: n, Data: make([]byte, 0, n*e.nprocs)}
 		for p := 0; p < e.nprocs; p++ {
-			sub = append(sub, book.At(p)[off:off+n]...)
+			r := book.At(p)[off:]
+			if r[0] == 0 {
+				if sub.Absent == nil {
+					sub.Absent = make([]bool, e.nprocs)
+				}
+				sub.Absent[p] = true
+			}
+			sub.Data = append(sub.Data, r[1:1+n]...)
 		}
-		if err := t.Connect(AddressBook{RecSize: n, Data: sub}, jobKey); err != nil {
-			return fmt.Errorf("%s: %v", t.Name(), err)
-		}
-		off += n
+		books = append(books, sub)
+		off += 1 + n
 	}
+	for i, sl := range e.slots {
+		if sl.t == nil {
+			continue
+		}
+		if err := sl.t.Connect(books[i], jobKey); err != nil {
+			return fmt.Errorf("%s: %v", sl.info.Name, err)
+		}
+	}
+	return e.chooseRoutes(books)
+}
+
+// chooseRoutes picks for every peer the first transport, in preference
+// order, that is open at both ends and reaches it.
+func (e *Engine) chooseRoutes(books []AddressBook) error {
+	e.route = make([]uint8, e.nprocs)
+	e.mappers = make([]Mapper, len(e.trs))
+	for i, t := range e.trs {
+		e.mappers[i], _ = t.(Mapper)
+	}
+	counts := make([]int, len(e.trs))
+	for p := 0; p < e.nprocs; p++ {
+		if p == e.phys {
+			continue
+		}
+		chosen := -1
+		for i, idx := 0, 0; i < len(e.slots); i++ {
+			sl := e.slots[i]
+			if sl.t == nil {
+				continue
+			}
+			reaches := books[i].Present(p)
+			if r, ok := sl.t.(Reacher); ok && reaches {
+				reaches = r.Reaches(p)
+			}
+			if reaches {
+				chosen = idx
+				break
+			}
+			idx++
+		}
+		if chosen < 0 {
+			return fmt.Errorf("no transport reaches process %d (tried %s); set --acp-transports / ACP_TRANSPORTS", p, e.transportNames())
+		}
+		e.route[p] = uint8(chosen)
+		counts[chosen]++
+	}
+	var parts []string
+	for i, t := range e.trs {
+		if counts[i] > 0 {
+			parts = append(parts, fmt.Sprintf("%s to %d process(es)", t.Name(), counts[i]))
+		}
+	}
+	e.Logf(1, "transports: %s", strings.Join(parts, ", "))
 	return nil
 }
 
@@ -357,11 +469,15 @@ func (e *Engine) peerOf(rank int) int {
 }
 
 // transportTo picks the transport for a physical peer.
-func (e *Engine) transportTo(peer int) Transport {
-	if e.route == nil {
-		return e.trs[0]
+func (e *Engine) transportTo(peer int) Transport { return e.trs[e.route[peer]] }
+
+// mapped returns a pointer to [ga, ga+n) of a peer's memory when the
+// transport to that peer maps it here, else nil.
+func (e *Engine) mapped(peer int, ga GA, n uint64) unsafe.Pointer {
+	if m := e.mappers[e.route[peer]]; m != nil {
+		return m.Map(peer, ga, n)
 	}
-	return e.trs[e.route[peer]]
+	return nil
 }
 
 // StarterGA is the GA of byte 0 of rank's basic-layer starter memory.

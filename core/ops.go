@@ -9,6 +9,10 @@ import (
 // to another rank. Problems visible here (invalid ranks, local ranges that
 // are not registered, a bad order handle) return an error and no handle;
 // problems only the owner can see complete the handle with an error.
+//
+// An end is "direct" when this thread can touch it: our own memory, or a
+// peer's memory mapped here by its transport (shared memory). A copy with
+// both ends direct runs in the calling thread.
 func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
 	l := e.layout
 	dr, sr := l.Rank(dst), l.Rank(src)
@@ -31,14 +35,16 @@ func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
 			return HandleNull, fmt.Errorf("source: %v", e.accessErr(st, src, n, -1))
 		}
 	}
+	dDirect := dr == me || e.mapped(e.peerOf(dr), dst, n) != nil
+	sDirect := sr == me || e.mapped(e.peerOf(sr), src, n) != nil
 	switch {
 	case n == 0:
 		c.kind = kindNop
-	case dr == me && sr == me:
+	case dDirect && sDirect:
 		c.kind = kindLocalCopy
-	case sr == me:
+	case sDirect:
 		c.kind, c.peer = kindPut, e.peerOf(dr)
-	case dr == me:
+	case dDirect:
 		c.kind, c.peer = kindGet, e.peerOf(sr)
 	default:
 		c.kind, c.peer = kindCopyRemote, e.peerOf(sr)
@@ -81,18 +87,46 @@ func (e *Engine) Atomic(op AtomicOp, result, target GA, a, b uint64, order Handl
 			return HandleNull, fmt.Errorf("%s target: %v", op, e.accessErr(st, target, w, -1))
 		}
 	}
+	// A target mapped here is updated with CPU atomics by this thread, which
+	// are atomic with the owner's (and every other process's) CPU atomics on
+	// the same word.
+	dDirect := dr == me || e.mapped(e.peerOf(dr), result, w) != nil
+	sDirect := sr == me || e.mapped(e.peerOf(sr), target, w) != nil
 	c := cmd{op: op, dst: result, src: target, size: w, a: a, b: b}
 	switch {
-	case dr == me && sr == me:
+	case dDirect && sDirect:
 		c.kind = kindLocalAtomic
-	case sr == me:
+	case sDirect:
 		c.kind, c.peer = kindAtomicPush, e.peerOf(dr)
-	case dr == me:
+	case dDirect:
 		c.kind, c.peer = kindAtomicFetch, e.peerOf(sr)
 	default:
 		c.kind, c.peer = kindAtomicRemote, e.peerOf(sr)
 	}
 	return e.q.issue(c, order)
+}
+
+// direct resolves a range this thread can touch: our own registered
+// memory (pinned until Release) or a peer's memory mapped here (never
+// unregistered while the job runs, so nothing to pin).
+func (e *Engine) direct(ga GA, n uint64) (unsafe.Pointer, *Region, error) {
+	r := e.layout.Rank(ga)
+	if r == e.Rank() {
+		return e.resolveLocal(ga, n)
+	}
+	if r >= 0 {
+		if p := e.mapped(e.peerOf(r), ga, n); p != nil {
+			return p, nil, nil
+		}
+	}
+	return nil, nil, e.accessErr(StatusOutOfBounds, ga, n, -1)
+}
+
+// release unpins a region from direct (nil for mapped memory).
+func release(r *Region) {
+	if r != nil {
+		r.Release()
+	}
 }
 
 func (e *Engine) badGA(what string, ga GA) error {
@@ -111,22 +145,22 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, true
 
 	case kindLocalCopy:
-		d, dr, err := e.resolveLocal(c.dst, c.size)
+		d, dr, err := e.direct(c.dst, c.size)
 		if err != nil {
 			return err, true
 		}
-		s, sr, err := e.resolveLocal(c.src, c.size)
+		s, sr, err := e.direct(c.src, c.size)
 		if err != nil {
-			dr.Release()
+			release(dr)
 			return err, true
 		}
 		copy(bytesAt(d, c.size), bytesAt(s, c.size))
-		sr.Release()
-		dr.Release()
+		release(sr)
+		release(dr)
 		return nil, true
 
 	case kindPut:
-		s, sr, err := e.resolveLocal(c.src, c.size)
+		s, sr, err := e.direct(c.src, c.size)
 		if err != nil {
 			return err, true
 		}
@@ -135,7 +169,7 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, false
 
 	case kindGet:
-		d, dr, err := e.resolveLocal(c.dst, c.size)
+		d, dr, err := e.direct(c.dst, c.size)
 		if err != nil {
 			return err, true
 		}
@@ -144,22 +178,22 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, false
 
 	case kindLocalAtomic:
-		old, st := e.ApplyAtomic(c.op, c.src, c.a, c.b)
-		if st != StatusOK {
-			return e.accessErr(st, c.src, c.size, -1), true
+		old, err := e.directAtomic(c.op, c.src, c.a, c.b)
+		if err != nil {
+			return err, true
 		}
-		d, dr, err := e.resolveLocal(c.dst, c.size)
+		d, dr, err := e.direct(c.dst, c.size)
 		if err != nil {
 			return err, true
 		}
 		storeWord(d, c.size, old)
-		dr.Release()
+		release(dr)
 		return nil, true
 
 	case kindAtomicPush:
-		old, st := e.ApplyAtomic(c.op, c.src, c.a, c.b)
-		if st != StatusOK {
-			return e.accessErr(st, c.src, c.size, -1), true
+		old, err := e.directAtomic(c.op, c.src, c.a, c.b)
+		if err != nil {
+			return err, true
 		}
 		c.word = old
 		e.transportTo(c.peer).Put(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, c)
@@ -174,6 +208,20 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, false
 	}
 	return fmt.Errorf("internal error: unknown command kind %d", c.kind), true
+}
+
+// directAtomic applies op to a word this thread can touch.
+func (e *Engine) directAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, error) {
+	w := op.Width()
+	p, r, err := e.direct(ga, w)
+	if err != nil {
+		return 0, err
+	}
+	defer release(r)
+	if uintptr(p)%uintptr(w) != 0 {
+		return 0, e.accessErr(StatusMisaligned, ga, w, -1)
+	}
+	return ApplyAtomic(op, p, a, b), nil
 }
 
 // Acquire implements Host.

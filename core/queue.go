@@ -196,9 +196,7 @@ func (q *queue) finish(c *cmd, err error) []*cmd {
 // OnComplete receives the transport's verdict for c.
 func (c *cmd) OnComplete(val uint64, err error) {
 	e := c.e
-	if c.pin != nil {
-		c.pin.Release()
-	}
+	release(c.pin)
 	if ae, ok := err.(*AccessError); ok && ae.Rank < 0 {
 		// The peer rejected the access: say who and which range.
 		ae.Rank = e.rankOfPeer(c.peer)
@@ -210,12 +208,12 @@ func (c *cmd) OnComplete(val uint64, err error) {
 		}
 	}
 	if err == nil && c.kind == kindAtomicFetch {
-		p, r, st := e.regs.Acquire(c.dst, c.op.Width())
-		if st != StatusOK {
-			err = e.accessErr(st, c.dst, c.op.Width(), -1)
+		p, r, derr := e.direct(c.dst, c.op.Width())
+		if derr != nil {
+			err = derr
 		} else {
 			storeWord(p, c.op.Width(), val)
-			r.Release()
+			release(r)
 		}
 	}
 	e.q.complete(c, err)

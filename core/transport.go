@@ -92,6 +92,30 @@ type Colorer interface {
 	Colors() int
 }
 
+// Reacher is implemented by transports that reach only some peers (shared
+// memory reaches the processes on the same host). It is asked after
+// Connect; transports without it reach every peer that is present.
+type Reacher interface {
+	Reaches(peer int) bool
+}
+
+// Mapper is implemented by transports that map some of a peer's memory
+// into this process (shared memory maps the starter memories). The engine
+// then copies and runs atomics on that memory itself, in the calling thread.
+type Mapper interface {
+	// Map returns a pointer to [ga, ga+n) of the peer's memory, or nil when
+	// that range is not mapped here (or is out of bounds: the access then
+	// takes the transport's ordinary path and is checked by the owner).
+	Map(peer int, ga GA, n uint64) unsafe.Pointer
+}
+
+// StarterProvider is implemented by transports that place the starter
+// memories where peers can map them. The memory must be zeroed and page
+// aligned; the transport releases it when it closes.
+type StarterProvider interface {
+	Starters(sizes [3]uint64) ([3][]byte, error)
+}
+
 // Host is what a transport may ask of the engine that owns it: target-side
 // checks and execution, and delivery of control messages.
 type Host interface {
@@ -110,6 +134,9 @@ type Host interface {
 	// PeerRank is the logical rank of a physical peer (for messages).
 	PeerRank(peer int) int
 
+	// Layout is the job's GA layout (valid once Connect was called).
+	Layout() Layout
+
 	// Fatal reports a failure the job cannot survive (a peer stopped
 	// answering). It prints err and terminates the process.
 	Fatal(err error)
@@ -122,7 +149,14 @@ type Host interface {
 type AddressBook struct {
 	RecSize int
 	Data    []byte
+	// Absent marks peers on which this transport could not be opened (nil:
+	// present everywhere). Their records are zero; a transport never
+	// reaches them.
+	Absent []bool
 }
+
+// Present reports whether the transport is open at peer i.
+func (b AddressBook) Present(i int) bool { return b.Absent == nil || !b.Absent[i] }
 
 // Len is the number of peers.
 func (b AddressBook) Len() int {
@@ -153,6 +187,14 @@ type TransportInfo struct {
 	Open     TransportFactory
 	Settings []Setting // settings the transport reads
 	Colors   int       // colours (paths) the transport offers
+	// Priority orders the transports when the user names none: the lowest
+	// that reaches a peer carries its traffic (shared memory before
+	// InfiniBand before UDP).
+	Priority int
+	// AddressSize is the length of Address(). Knowing it without opening
+	// the transport lets a process on which it failed to open still take
+	// part in the exchange (as absent).
+	AddressSize int
 }
 
 var registry struct {
@@ -190,6 +232,11 @@ func Transports() []TransportInfo {
 	for _, v := range registry.m {
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Priority != out[j].Priority {
+			return out[i].Priority < out[j].Priority
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }

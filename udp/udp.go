@@ -31,10 +31,12 @@ import (
 
 func init() {
 	core.RegisterTransport(core.TransportInfo{
-		Name:     "udp",
-		Open:     open,
-		Colors:   1,
-		Settings: Settings,
+		Name:        "udp",
+		Priority:    30,
+		AddressSize: addressSize,
+		Open:        open,
+		Colors:      1,
+		Settings:    Settings,
 	})
 }
 

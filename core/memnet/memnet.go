@@ -20,9 +20,11 @@ import (
 
 func init() {
 	core.RegisterTransport(core.TransportInfo{
-		Name:   "memnet",
-		Open:   open,
-		Colors: 1,
+		Name:        "memnet",
+		Priority:    40,
+		AddressSize: 8,
+		Open:        open,
+		Colors:      1,
 		Settings: []core.Setting{
 			{Name: "memnet-shuffle", Kind: core.KindUint, Default: "0", Max: 1, Help: "serve queued operations in random order (tests)"},
 		},
