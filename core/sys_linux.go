@@ -36,10 +36,16 @@ func unmap(b []byte) {
 	}
 }
 
-// zeroMapped clears memory from mapAnon. Dropping the pages is cheaper than
-// writing zeros and gives the memory back to the system.
+// zeroMapped clears starter memory. Dropping the pages is cheaper than
+// writing zeros and gives the memory back to the system: MADV_REMOVE frees
+// the backing store of shared memory (every process mapping it then sees
+// zeros); private anonymous memory refuses it, and MADV_DONTNEED gives it
+// fresh zero pages.
 func zeroMapped(b []byte) {
 	if len(b) == 0 {
+		return
+	}
+	if unix.Madvise(b, unix.MADV_REMOVE) == nil {
 		return
 	}
 	if err := unix.Madvise(b, unix.MADV_DONTNEED); err != nil {
