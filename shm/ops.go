@@ -2,6 +2,7 @@ package shm
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -319,7 +320,42 @@ func (e *endpoint) progress() bool {
 	if e.pushBacklog() {
 		worked = true
 	}
+	if !worked {
+		e.watch()
+	}
 	return worked
+}
+
+// watch stops the job when a peer stops taking our records: a process of
+// this host that is frozen or stuck would otherwise hang us forever.
+func (e *endpoint) watch() {
+	now := time.Now()
+	if now.UnixNano() < e.nextWatch.Load() {
+		return
+	}
+	e.nextWatch.Store(now.Add(10 * time.Millisecond).UnixNano())
+	e.mu.Lock()
+	var stuck *peer
+	for _, p := range e.contacted {
+		if p.out.empty() {
+			p.stallSince = time.Time{}
+			continue
+		}
+		head := atomic.LoadUint64(p.out.head)
+		if p.stallSince.IsZero() || head != p.stallHead {
+			p.stallHead, p.stallSince = head, now
+			continue
+		}
+		if now.Sub(p.stallSince) > e.timeout {
+			stuck = p
+			break
+		}
+	}
+	e.mu.Unlock()
+	if stuck != nil {
+		e.host.Fatal(fmt.Errorf("rank %d (pid %d, this host) is unreachable: it took no message for %v; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT if it may be stopped that long)",
+			e.host.PeerRank(stuck.idx), stuck.pid, e.timeout))
+	}
 }
 
 // pushBacklog retries records and streams that waited for ring space.

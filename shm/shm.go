@@ -83,17 +83,19 @@ type endpoint struct {
 	localCount int
 	peers      []atomic.Pointer[peer]
 
-	mu       sync.Mutex // producer side: rings we write, pending queues, ops
-	contact  sync.Mutex // serialises mapping peers
-	ops      map[uint64]*op
-	nextOp   uint64
-	backlog  []*peer // peers with pending records or streams
-	inRings  []*ring // by local index: the ring each local peer writes to us
-	rxMu     sync.Mutex
-	closed   atomic.Bool
-	done     chan struct{}
-	started  bool
-	fatalMsg string
+	mu        sync.Mutex // producer side: rings we write, pending queues, ops
+	contact   sync.Mutex // serialises mapping peers
+	ops       map[uint64]*op
+	nextOp    uint64
+	backlog   []*peer // peers with pending records or streams
+	inRings   []*ring // by local index: the ring each local peer writes to us
+	contacted []*peer
+	nextWatch atomic.Int64 // unix ns of the next watchdog look
+	rxMu      sync.Mutex
+	closed    atomic.Bool
+	done      chan struct{}
+	started   bool
+	fatalMsg  string
 }
 
 // peer is another process of this host, once contacted.
@@ -113,6 +115,11 @@ type peer struct {
 	pending [][]byte // records waiting for room in out (type byte first)
 	streams []*stream
 	queued  bool // on the backlog
+
+	// Watchdog: where our ring's consumer stood when we last looked, and
+	// since when it has not moved while records waited.
+	stallHead  uint64
+	stallSince time.Time
 }
 
 func open(cfg core.TransportConfig) (core.Transport, error) {
@@ -297,6 +304,9 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 	me := int(e.localIdx[e.me])
 	p.out = newRing(p.rings[me*ringSize : (me+1)*ringSize])
 	e.peers[i].Store(p)
+	e.mu.Lock()
+	e.contacted = append(e.contacted, p)
+	e.mu.Unlock()
 	return p, nil
 }
 

@@ -3,10 +3,13 @@
  * naming it, instead of a hang.
  *
  * Rank 1 stops itself (SIGSTOP: its process, progress thread included, is
- * frozen like a hung node); rank 0 then copies into rank 1's starter memory
- * and waits. With ACP_PEER_TIMEOUT=1 the library must give up after about a
- * second, print which rank is unreachable and exit with status 255, and the
- * launcher must stop the frozen rank. Checked by check_unreachable.sh.
+ * frozen like a hung node); rank 0 then copies into rank 1's starter memory,
+ * waits, and enters acp_sync. Over a network the copy already needs rank 1
+ * to answer; over shared memory the copy lands without it, and the barrier
+ * is where rank 1 is needed. With ACP_PEER_TIMEOUT=1 the library must give
+ * up after about a second, print which rank is unreachable and exit with
+ * status 255, and the launcher must stop the frozen rank. Checked by
+ * check_unreachable.sh.
  */
 #include <signal.h>
 
@@ -26,7 +29,8 @@ int main(int argc, char **argv)
         usleep(200 * 1000); /* let rank 1 stop first */
         acp_handle_t h = acp_copy(acp_query_starter_ga(1), acp_query_starter_ga(0), 8, ACP_HANDLE_NULL);
         acp_complete(h);
-        printf("rank 0: FAIL: a copy to a frozen rank completed\n");
+        acp_sync();
+        printf("rank 0: FAIL: a barrier with a frozen rank completed\n");
         return 1;
     }
     pause(); /* ranks 2.. wait to be stopped by the launcher */
