@@ -23,6 +23,11 @@ func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
 		return HandleNull, e.badGA("source", src)
 	}
 	me := e.Rank()
+	if n > 0 && e.q.readyNow(order) {
+		if h, err := e.copyNow(dst, src, n, dr, sr, me); h != HandleNull || err != nil {
+			return h, err
+		}
+	}
 	c := cmd{dst: dst, src: src, size: n}
 	// Check what is local now, so that mistakes fail at the call.
 	if dr == me {
@@ -77,6 +82,11 @@ func (e *Engine) Atomic(op AtomicOp, result, target GA, a, b uint64, order Handl
 		return HandleNull, fmt.Errorf("%s result GA %#x is not %d-byte aligned", op, uint64(result), w)
 	}
 	me := e.Rank()
+	if e.q.readyNow(order) {
+		if h, err := e.atomicNow(op, result, target, a, b, dr, sr, me); h != HandleNull || err != nil {
+			return h, err
+		}
+	}
 	if dr == me {
 		if st := e.regs.Check(result, w); st != StatusOK {
 			return HandleNull, fmt.Errorf("%s result: %v", op, e.accessErr(st, result, w, -1))
@@ -104,6 +114,73 @@ func (e *Engine) Atomic(op AtomicOp, result, target GA, a, b uint64, order Handl
 		c.kind, c.peer = kindAtomicRemote, e.peerOf(sr)
 	}
 	return e.q.issue(c, order)
+}
+
+// copyNow is the fast path of Copy: when this thread can touch both ends
+// and nothing has to finish first, it copies and returns a completed
+// handle. HandleNull without an error: take the ordinary path.
+func (e *Engine) copyNow(dst, src GA, n uint64, dr, sr, me int) (Handle, error) {
+	d, dreg, err := e.reach(dst, n, dr, me)
+	if err != nil {
+		return HandleNull, fmt.Errorf("destination: %v", err)
+	}
+	if d == nil {
+		return HandleNull, nil
+	}
+	s, sreg, err := e.reach(src, n, sr, me)
+	if err != nil || s == nil {
+		release(dreg)
+		if err != nil {
+			return HandleNull, fmt.Errorf("source: %v", err)
+		}
+		return HandleNull, nil
+	}
+	copy(bytesAt(d, n), bytesAt(s, n))
+	release(sreg)
+	release(dreg)
+	return e.q.completed(), nil
+}
+
+// atomicNow is the fast path of Atomic, like copyNow.
+func (e *Engine) atomicNow(op AtomicOp, result, target GA, a, b uint64, dr, sr, me int) (Handle, error) {
+	w := op.Width()
+	t, treg, err := e.reach(target, w, sr, me)
+	if err != nil {
+		return HandleNull, fmt.Errorf("%s target: %v", op, err)
+	}
+	if t == nil {
+		return HandleNull, nil
+	}
+	d, dreg, err := e.reach(result, w, dr, me)
+	if err != nil || d == nil {
+		release(treg)
+		if err != nil {
+			return HandleNull, fmt.Errorf("%s result: %v", op, err)
+		}
+		return HandleNull, nil
+	}
+	if uintptr(t)%uintptr(w) != 0 || uintptr(d)%uintptr(w) != 0 {
+		release(treg)
+		release(dreg)
+		return HandleNull, fmt.Errorf("%s: target or result memory is not %d-byte aligned", op, w)
+	}
+	storeWord(d, w, ApplyAtomic(op, t, a, b))
+	release(treg)
+	release(dreg)
+	return e.q.completed(), nil
+}
+
+// reach resolves [ga, ga+n) of rank for this thread: our own memory
+// (checked and pinned), a peer's memory mapped here, or nil when neither.
+func (e *Engine) reach(ga GA, n uint64, rank, me int) (unsafe.Pointer, *Region, error) {
+	if rank == me {
+		p, r, st := e.regs.Acquire(ga, n)
+		if st != StatusOK {
+			return nil, nil, e.accessErr(st, ga, n, -1)
+		}
+		return p, r, nil
+	}
+	return e.mapped(e.peerOf(rank), ga, n), nil, nil
 }
 
 // direct resolves a range this thread can touch: our own registered

@@ -132,6 +132,46 @@ func (q *queue) issue(c cmd, order Handle) (Handle, error) {
 	return h, nil
 }
 
+// readyNow reports whether an operation issued now with this order could
+// start at once (the fast path runs such operations before taking a
+// handle; an invalid order is left to issue, which reports it).
+func (q *queue) readyNow(order Handle) bool {
+	switch {
+	case order == HandleNull:
+		return true
+	case order == HandleAll || order == HandleCont:
+		return q.done.Load() == q.issued.Load()
+	case order > 0:
+		return int64(order) <= q.done.Load()
+	}
+	return false
+}
+
+// completed gives the handle of an operation that already ran in the
+// calling thread: one lock, no slot unless earlier operations are still
+// running.
+func (q *queue) completed() Handle {
+	q.mu.Lock()
+	for q.issued.Load()-q.done.Load() >= int64(len(q.ring)) {
+		q.mu.Unlock()
+		q.e.waitUntil(func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
+		q.mu.Lock()
+	}
+	h := q.issued.Load() + 1
+	q.issued.Store(h)
+	if q.done.Load() == h-1 {
+		// Nothing waits for a handle that did not exist, so advancing the
+		// mark starts nothing.
+		q.done.Store(h)
+	} else {
+		s := q.slot(Handle(h))
+		e := s.e
+		*s = cmd{e: e, h: Handle(h), state: slotDone}
+	}
+	q.mu.Unlock()
+	return Handle(h)
+}
+
 // run starts c and then whatever its completion made ready, iteratively
 // (a chain of ordered local operations must not recurse).
 func (q *queue) run(c *cmd) {

@@ -28,7 +28,13 @@ type Region struct {
 }
 
 // acquire pins the region for one access. It fails once unregister began.
+// Starter memory is never unregistered while operations run (only acp_reset
+// clears it, with the job at rest), so it needs no pin: that keeps two
+// atomic read-modify-writes per end off the fast path.
 func (r *Region) acquire() bool {
+	if r.Seg < SegFirstUser {
+		return true
+	}
 	r.users.Add(1)
 	if r.dead.Load() {
 		r.users.Add(-1)
@@ -38,7 +44,11 @@ func (r *Region) acquire() bool {
 }
 
 // Release ends an access started by RegTable.Acquire.
-func (r *Region) Release() { r.users.Add(-1) }
+func (r *Region) Release() {
+	if r.Seg >= SegFirstUser {
+		r.users.Add(-1)
+	}
+}
 
 // RegTable is a process's registration table: segment number → region.
 // Lookups are lock-free (they happen for every remote access); changes take
