@@ -138,10 +138,10 @@ func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, 
 // onDone completes a delegated operation of ours.
 func (e *Engine) onDone(peer int, h Handle, st Status) {
 	q := &e.q
-	q.mu.Lock()
+	q.lock()
 	c := q.slot(h)
 	ok := c.h == h && c.state == slotRunning && (c.kind == kindCopyRemote || c.kind == kindAtomicRemote) && c.peer == peer
-	q.mu.Unlock()
+	q.unlock()
 	if !ok {
 		e.Logf(1, "ignored a completion for handle %d from process %d that matches no operation in flight", h, peer)
 		return

@@ -136,7 +136,11 @@ func New(cfg Config) (*Engine, error) {
 		e.closeTransports()
 		return nil, err
 	}
-	e.q.init(e, s.Int("queue-depth"))
+	if err := e.q.init(e, s.Int("queue-depth")); err != nil {
+		e.closeTransports()
+		e.freeStarters()
+		return nil, err
+	}
 	e.bar.init()
 
 	if err := e.exchange(); err != nil {
@@ -145,6 +149,7 @@ func New(cfg Config) (*Engine, error) {
 		e.freeStarters()
 		return nil, err
 	}
+	e.publishOwn()
 	e.Logf(2, "%s; %d colour(s); transports %s; queue depth %d", e.layout, e.colors, e.transportNames(), s.Int("queue-depth"))
 	return e, nil
 }
@@ -472,12 +477,33 @@ func (e *Engine) peerOf(rank int) int {
 func (e *Engine) transportTo(peer int) Transport { return e.trs[e.route[peer]] }
 
 // mapped returns a pointer to [ga, ga+n) of a peer's memory when the
-// transport to that peer maps it here, else nil.
+// transport to that peer maps it here, else nil. The first time a peer's
+// starter memory turns out to be mapped, it is published to the fast path.
 func (e *Engine) mapped(peer int, ga GA, n uint64) unsafe.Pointer {
-	if m := e.mappers[e.route[peer]]; m != nil {
-		return m.Map(peer, ga, n)
+	m := e.mappers[e.route[peer]]
+	if m == nil {
+		return nil
 	}
-	return nil
+	p := m.Map(peer, ga, n)
+	if p != nil {
+		if seg, rank := e.layout.Seg(ga), e.layout.Rank(ga); seg < SegFirstUser && !e.q.fast.published(rank, seg) {
+			base, size := m.Starter(peer, seg)
+			e.q.fast.publish(rank, seg, base, size)
+		}
+	}
+	return p
+}
+
+// publishOwn enables the fast path for our own starter memories.
+func (e *Engine) publishOwn() {
+	f := e.q.fast
+	f.setLayout(e.layout, e.Rank())
+	for seg, b := range e.starters {
+		if len(b) > 0 {
+			f.publish(e.Rank(), seg, unsafe.Pointer(&b[0]), uint64(len(b)))
+		}
+	}
+	f.setEnabled(true)
 }
 
 // StarterGA is the GA of byte 0 of rank's basic-layer starter memory.
@@ -646,6 +672,7 @@ func (e *Engine) Finalize() error {
 		return errors.New("already finalized")
 	}
 	err := e.quiesce()
+	e.q.fast.setEnabled(false)
 	e.closed = true
 	e.release()
 	return err
@@ -722,6 +749,7 @@ func (e *Engine) ApplyReset(plan *ResetPlan) error {
 	if err := e.quiesce(); err != nil {
 		return err
 	}
+	e.q.fast.setEnabled(false)
 	for _, r := range e.regs.RemoveAll() {
 		e.withdraw(r, len(e.trs))
 	}
@@ -736,5 +764,6 @@ func (e *Engine) ApplyReset(plan *ResetPlan) error {
 	}
 	e.rank.Store(int64(plan.newRank))
 	e.regs.SetRank(plan.newRank)
+	e.publishOwn()
 	return e.ex.Barrier()
 }

@@ -57,31 +57,42 @@ type cmd struct {
 	word  uint64  // fetched value on its way to a remote result location
 }
 
+// The lock, the counters and the done flags live in the fast state (see
+// fast.go), which a C fast path may share; everything else is Go's alone.
 type queue struct {
 	e       *Engine
-	mu      sync.Mutex
+	fast    *fastState
 	ring    []cmd
-	issued  atomic.Int64 // last handle issued
-	done    atomic.Int64 // every handle <= done is complete
-	waiting []*cmd       // in handle order
+	issued  *atomic.Int64 // last handle issued
+	done    *atomic.Int64 // every handle <= done is complete
+	waiting []*cmd        // in handle order, guarded by the lock
 	wake    event
 }
 
-func (q *queue) init(e *Engine, depth int) {
-	q.e = e
+func (q *queue) init(e *Engine, depth int) error {
+	f, err := newFastState(depth)
+	if err != nil {
+		return err
+	}
+	q.e, q.fast, q.issued, q.done = e, f, f.issued, f.done
 	q.ring = make([]cmd, depth)
 	for i := range q.ring {
 		q.ring[i].e = e
 	}
+	return nil
 }
+
+func (q *queue) lock()   { q.fast.lock() }
+func (q *queue) unlock() { q.fast.unlock() }
 
 // reset forgets every handle (acp_reset; the job is quiescent).
 func (q *queue) reset() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	for i := range q.ring {
 		q.ring[i] = cmd{e: q.e}
 	}
+	clear(q.fast.flags)
 	q.issued.Store(0)
 	q.done.Store(0)
 	q.waiting = q.waiting[:0]
@@ -91,11 +102,11 @@ func (q *queue) slot(h Handle) *cmd { return &q.ring[uint64(h)%uint64(len(q.ring
 
 // issue enters an operation and starts it when its condition allows.
 func (q *queue) issue(c cmd, order Handle) (Handle, error) {
-	q.mu.Lock()
+	q.lock()
 	for q.issued.Load()-q.done.Load() >= int64(len(q.ring)) {
-		q.mu.Unlock()
+		q.unlock()
 		q.e.waitUntil(func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
-		q.mu.Lock()
+		q.lock()
 	}
 	h := Handle(q.issued.Load() + 1)
 	var after Handle
@@ -109,7 +120,7 @@ func (q *queue) issue(c cmd, order Handle) (Handle, error) {
 	case order > 0 && order < h:
 		after = order
 	default:
-		q.mu.Unlock()
+		q.unlock()
 		if order > 0 {
 			return HandleNull, fmt.Errorf("order handle %d has not been issued (last issued: %d)", order, h-1)
 		}
@@ -122,13 +133,13 @@ func (q *queue) issue(c cmd, order Handle) (Handle, error) {
 	s.e, s.h, s.after = e, h, after
 	if int64(after) <= q.done.Load() {
 		s.state = slotRunning
-		q.mu.Unlock()
+		q.unlock()
 		q.run(s)
 		return h, nil
 	}
 	s.state = slotWaiting
 	q.waiting = append(q.waiting, s)
-	q.mu.Unlock()
+	q.unlock()
 	return h, nil
 }
 
@@ -151,11 +162,11 @@ func (q *queue) readyNow(order Handle) bool {
 // calling thread: one lock, no slot unless earlier operations are still
 // running.
 func (q *queue) completed() Handle {
-	q.mu.Lock()
+	q.lock()
 	for q.issued.Load()-q.done.Load() >= int64(len(q.ring)) {
-		q.mu.Unlock()
+		q.unlock()
 		q.e.waitUntil(func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
-		q.mu.Lock()
+		q.lock()
 	}
 	h := q.issued.Load() + 1
 	q.issued.Store(h)
@@ -164,11 +175,9 @@ func (q *queue) completed() Handle {
 		// mark starts nothing.
 		q.done.Store(h)
 	} else {
-		s := q.slot(Handle(h))
-		e := s.e
-		*s = cmd{e: e, h: Handle(h), state: slotDone}
+		atomic.StoreUint32(q.fast.flag(h), 1)
 	}
-	q.mu.Unlock()
+	q.unlock()
 	return Handle(h)
 }
 
@@ -200,17 +209,19 @@ func (q *queue) finish(c *cmd, err error) []*cmd {
 	if err != nil {
 		q.e.opFailed(c, err)
 	}
-	q.mu.Lock()
+	q.lock()
 	c.state = slotDone
 	c.pin = nil
+	atomic.StoreUint32(q.fast.flag(int64(c.h)), 1)
 	d := q.done.Load()
 	issued := q.issued.Load()
 	for d < issued {
-		s := q.slot(Handle(d + 1))
-		if s.state != slotDone {
+		f := q.fast.flag(d + 1)
+		if atomic.LoadUint32(f) == 0 {
 			break
 		}
-		s.state = slotFree
+		atomic.StoreUint32(f, 0)
+		q.slot(Handle(d + 1)).state = slotFree
 		d++
 	}
 	q.done.Store(d)
@@ -228,7 +239,7 @@ func (q *queue) finish(c *cmd, err error) []*cmd {
 		clear(q.waiting[len(keep):])
 		q.waiting = keep
 	}
-	q.mu.Unlock()
+	q.unlock()
 	q.wake.broadcast()
 	return ready
 }

@@ -107,6 +107,10 @@ type Mapper interface {
 	// that range is not mapped here (or is out of bounds: the access then
 	// takes the transport's ordinary path and is checked by the owner).
 	Map(peer int, ga GA, n uint64) unsafe.Pointer
+	// Starter returns where the peer's starter memory seg (0..2) is mapped
+	// here and its size, or nil: the engine publishes it to its C fast
+	// path once Map found it mapped.
+	Starter(peer, seg int) (unsafe.Pointer, uint64)
 }
 
 // StarterProvider is implemented by transports that place the starter

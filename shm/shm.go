@@ -335,6 +335,15 @@ func (e *endpoint) Map(i int, ga core.GA, n uint64) unsafe.Pointer {
 	return unsafe.Add(p.starters[seg], off)
 }
 
+// Starter implements core.Mapper.
+func (e *endpoint) Starter(i, seg int) (unsafe.Pointer, uint64) {
+	p := e.peers[i].Load()
+	if p == nil || seg < 0 || seg > core.SegStarterDL {
+		return nil, 0
+	}
+	return p.starters[seg], p.sizes[seg]
+}
+
 // failed reports a peer we cannot reach although it is on this host.
 func (e *endpoint) failed(err error) {
 	e.host.Fatal(fmt.Errorf("shm: %v; set ACP_TRANSPORTS=udp to reach it over the network instead", err))

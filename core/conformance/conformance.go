@@ -24,14 +24,34 @@ import (
 	"github.com/libacp/libacp/core/coretest"
 )
 
+// Ops are the operations the suite issues. By default the engine's own
+// methods; a C fast path is tested by passing its entry points instead.
+type Ops interface {
+	Copy(dst, src core.GA, n uint64, order core.Handle) (core.Handle, error)
+	Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) (core.Handle, error)
+	Complete(h core.Handle)
+	Inquire(h core.Handle) bool
+}
+
+// suite carries what the cases share.
+type suite struct {
+	ops func(e *core.Engine) Ops
+}
+
 // Run runs every case over the named transport. settings ("name=value") are
 // applied to every engine (a transport may pass its fault-injection knobs).
 func Run(t *testing.T, transport string, settings ...string) {
+	RunWithOps(t, transport, func(e *core.Engine) Ops { return e }, settings...)
+}
+
+// RunWithOps runs every case with the operations issued through ops.
+func RunWithOps(t *testing.T, transport string, ops func(e *core.Engine) Ops, settings ...string) {
+	s := suite{ops: ops}
 	cases := []struct {
 		name  string
 		procs int
 		extra []string
-		f     func(t *testing.T, w *coretest.World)
+		f     func(t *testing.T, w *coretest.World, s suite)
 	}{
 		{"CopySizes", 2, nil, testCopySizes},
 		{"ThirdPartyCopy", 3, nil, testThirdPartyCopy},
@@ -50,7 +70,7 @@ func Run(t *testing.T, transport string, settings ...string) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := coretest.NewWorld(t, c.procs, transport, append(append([]string{"size-smem=65536"}, settings...), c.extra...)...)
-			c.f(t, w)
+			c.f(t, w, s)
 			w.Close()
 		})
 	}
@@ -81,7 +101,7 @@ func check(cond bool, format string, args ...any) error {
 	return nil
 }
 
-func testCopySizes(t *testing.T, w *coretest.World) {
+func testCopySizes(t *testing.T, w *coretest.World, s suite) {
 	sizes := []uint64{0, 1, 7, 8, 1000, 1392, 1393, 4096, 9000, 30001}
 	const half = 32 * 1024
 	// Put: rank 0 writes rank 1's second half from its own first half;
@@ -91,21 +111,21 @@ func testCopySizes(t *testing.T, w *coretest.World) {
 		clear(starter(w, 1))
 		w.Run(func(r int, e *core.Engine) error {
 			if r == 0 {
-				h, err := e.Copy(sga(e, 1, half), sga(e, 0, 0), n, core.HandleNull)
+				h, err := s.ops(e).Copy(sga(e, 1, half), sga(e, 0, 0), n, core.HandleNull)
 				if err != nil {
 					return err
 				}
-				e.Complete(h)
+				s.ops(e).Complete(h)
 			}
 			if err := e.Sync(); err != nil {
 				return err
 			}
 			if r == 1 {
-				h, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
+				h, err := s.ops(e).Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
 				if err != nil {
 					return err
 				}
-				e.Complete(h)
+				s.ops(e).Complete(h)
 			}
 			return e.Sync()
 		})
@@ -117,30 +137,30 @@ func testCopySizes(t *testing.T, w *coretest.World) {
 	// Local to local.
 	e := w.Engines[0]
 	fill(starter(w, 0)[:100], 7)
-	h, err := e.Copy(sga(e, 0, 1000), sga(e, 0, 0), 100, core.HandleNull)
+	h, err := s.ops(e).Copy(sga(e, 0, 1000), sga(e, 0, 0), 100, core.HandleNull)
 	require.NoError(t, err)
-	assert.False(t, e.Inquire(h), "a local copy completes inline")
+	assert.False(t, s.ops(e).Inquire(h), "a local copy completes inline")
 	assert.Equal(t, starter(w, 0)[:100], starter(w, 0)[1000:1100])
 	assert.Zero(t, e.Errors()+w.Engines[1].Errors())
 }
 
-func testThirdPartyCopy(t *testing.T, w *coretest.World) {
+func testThirdPartyCopy(t *testing.T, w *coretest.World, s suite) {
 	const n = 20000
 	fill(starter(w, 1)[:n], 11)
 	fill(starter(w, 2)[40000:40000+n], 12)
 	w.Run(func(r int, e *core.Engine) error {
 		if r == 0 {
 			// rank 1 → rank 2, and rank 2 → rank 2 (both ends on one other rank).
-			h1, err := e.Copy(sga(e, 2, 0), sga(e, 1, 0), n, core.HandleNull)
+			h1, err := s.ops(e).Copy(sga(e, 2, 0), sga(e, 1, 0), n, core.HandleNull)
 			if err != nil {
 				return err
 			}
-			h2, err := e.Copy(sga(e, 2, 20000), sga(e, 2, 40000), n, core.HandleNull)
+			h2, err := s.ops(e).Copy(sga(e, 2, 20000), sga(e, 2, 40000), n, core.HandleNull)
 			if err != nil {
 				return err
 			}
-			e.Complete(h1)
-			e.Complete(h2)
+			s.ops(e).Complete(h1)
+			s.ops(e).Complete(h2)
 		}
 		return e.Sync()
 	})
@@ -151,7 +171,7 @@ func testThirdPartyCopy(t *testing.T, w *coretest.World) {
 func word4(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
 func word8(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
-func testAtomicsEveryPlacement(t *testing.T, w *coretest.World) {
+func testAtomicsEveryPlacement(t *testing.T, w *coretest.World, s suite) {
 	type tc struct {
 		op        core.AtomicOp
 		init, a   uint64
@@ -190,11 +210,11 @@ func testAtomicsEveryPlacement(t *testing.T, w *coretest.World) {
 			}
 			w.Run(func(r int, e *core.Engine) error {
 				if r == pl[0] {
-					h, err := e.Atomic(c.op, sga(e, pl[2], resultOff), sga(e, pl[1], targetOff), c.a, c.b, core.HandleNull)
+					h, err := s.ops(e).Atomic(c.op, sga(e, pl[2], resultOff), sga(e, pl[1], targetOff), c.a, c.b, core.HandleNull)
 					if err != nil {
 						return err
 					}
-					e.Complete(h)
+					s.ops(e).Complete(h)
 				}
 				return e.Sync()
 			})
@@ -213,12 +233,12 @@ func testAtomicsEveryPlacement(t *testing.T, w *coretest.World) {
 	}
 }
 
-func testAtomicContention(t *testing.T, w *coretest.World) {
+func testAtomicContention(t *testing.T, w *coretest.World, s suite) {
 	const perRank = 2000
 	w.Run(func(r int, e *core.Engine) error {
 		var hs []core.Handle
 		for i := 0; i < perRank; i++ {
-			h, err := e.Atomic(core.OpAdd8, sga(e, r, 1024+8*uint64(i%32)), sga(e, 0, 0), 1, 0, core.HandleNull)
+			h, err := s.ops(e).Atomic(core.OpAdd8, sga(e, r, 1024+8*uint64(i%32)), sga(e, 0, 0), 1, 0, core.HandleNull)
 			if err != nil {
 				return err
 			}
@@ -227,31 +247,31 @@ func testAtomicContention(t *testing.T, w *coretest.World) {
 				// 4-byte counter at offset 8 through cas loops: exercises
 				// fetch, compare, retry across ranks.
 				for {
-					h, err := e.Atomic(core.OpAdd4, sga(e, r, 600), sga(e, 0, 8), 0, 0, core.HandleNull)
+					h, err := s.ops(e).Atomic(core.OpAdd4, sga(e, r, 600), sga(e, 0, 8), 0, 0, core.HandleNull)
 					if err != nil {
 						return err
 					}
-					e.Complete(h)
+					s.ops(e).Complete(h)
 					cur := word4(e.StarterMemory(core.SegStarter), 600)
-					h, err = e.Atomic(core.OpCas4, sga(e, r, 604), sga(e, 0, 8), uint64(cur), uint64(cur+1), core.HandleNull)
+					h, err = s.ops(e).Atomic(core.OpCas4, sga(e, r, 604), sga(e, 0, 8), uint64(cur), uint64(cur+1), core.HandleNull)
 					if err != nil {
 						return err
 					}
-					e.Complete(h)
+					s.ops(e).Complete(h)
 					if word4(e.StarterMemory(core.SegStarter), 604) == cur {
 						break
 					}
 				}
 			}
 		}
-		e.Complete(core.HandleAll)
+		s.ops(e).Complete(core.HandleAll)
 		return e.Sync()
 	})
 	assert.Equal(t, uint64(perRank*len(w.Engines)), word8(starter(w, 0), 0), "add8 sum")
 	assert.Equal(t, uint32(perRank/2*len(w.Engines)), word4(starter(w, 0), 8), "cas4 increments")
 }
 
-func testOrderingChains(t *testing.T, w *coretest.World) {
+func testOrderingChains(t *testing.T, w *coretest.World, s suite) {
 	const n = 5000
 	for _, mode := range []string{"handle", "all", "cont"} {
 		for r := range w.Engines {
@@ -264,7 +284,7 @@ func testOrderingChains(t *testing.T, w *coretest.World) {
 			}
 			// 0 → 1 → 2 → 1 (second region) → 0 (second region): each step
 			// must start after the previous one completed.
-			h, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
+			h, err := s.ops(e).Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
 			if err != nil {
 				return err
 			}
@@ -273,7 +293,7 @@ func testOrderingChains(t *testing.T, w *coretest.World) {
 				{sga(e, 1, 10000), sga(e, 2, 0)},
 				{sga(e, 0, 10000), sga(e, 1, 10000)},
 			}
-			for _, s := range steps {
+			for _, step := range steps {
 				order := h
 				switch mode {
 				case "all":
@@ -281,12 +301,12 @@ func testOrderingChains(t *testing.T, w *coretest.World) {
 				case "cont":
 					order = core.HandleCont
 				}
-				if h, err = e.Copy(s[0], s[1], n, order); err != nil {
+				if h, err = s.ops(e).Copy(step[0], step[1], n, order); err != nil {
 					return err
 				}
 			}
-			e.Complete(h)
-			if err := check(!e.Inquire(core.HandleAll), "complete(last) left earlier handles incomplete"); err != nil {
+			s.ops(e).Complete(h)
+			if err := check(!s.ops(e).Inquire(core.HandleAll), "complete(last) left earlier handles incomplete"); err != nil {
 				return err
 			}
 			return e.Sync()
@@ -295,20 +315,20 @@ func testOrderingChains(t *testing.T, w *coretest.World) {
 	}
 }
 
-func testCompleteAndInquire(t *testing.T, w *coretest.World) {
+func testCompleteAndInquire(t *testing.T, w *coretest.World, s suite) {
 	w.Run(func(r int, e *core.Engine) error {
-		if err := check(!e.Inquire(core.HandleNull), "inquire(NULL) must be 0"); err != nil {
+		if err := check(!s.ops(e).Inquire(core.HandleNull), "inquire(NULL) must be 0"); err != nil {
 			return err
 		}
-		e.Complete(core.HandleNull)
+		s.ops(e).Complete(core.HandleNull)
 		last := e.LastIssued()
-		e.Complete(last + 1000) // never issued: must return
-		if err := check(!e.Inquire(last+1000), "inquire(never issued) must be 0"); err != nil {
+		s.ops(e).Complete(last + 1000) // never issued: must return
+		if err := check(!s.ops(e).Inquire(last+1000), "inquire(never issued) must be 0"); err != nil {
 			return err
 		}
 		var hs []core.Handle
 		for i := 0; i < 50; i++ {
-			h, err := e.Copy(sga(e, 1-r, uint64(i)*8), sga(e, r, 0), 8, core.HandleNull)
+			h, err := s.ops(e).Copy(sga(e, 1-r, uint64(i)*8), sga(e, r, 0), 8, core.HandleNull)
 			if err != nil {
 				return err
 			}
@@ -317,21 +337,21 @@ func testCompleteAndInquire(t *testing.T, w *coretest.World) {
 			}
 			hs = append(hs, h)
 		}
-		e.Complete(hs[25])
+		s.ops(e).Complete(hs[25])
 		for _, h := range hs[:26] {
-			if e.Inquire(h) {
+			if s.ops(e).Inquire(h) {
 				return fmt.Errorf("handle %d incomplete after complete(%d)", h, hs[25])
 			}
 		}
-		e.Complete(core.HandleAll)
-		if e.Inquire(core.HandleAll) || e.Inquire(hs[49]) {
+		s.ops(e).Complete(core.HandleAll)
+		if s.ops(e).Inquire(core.HandleAll) || s.ops(e).Inquire(hs[49]) {
 			return fmt.Errorf("incomplete after complete(ALL)")
 		}
 		return e.Sync()
 	})
 }
 
-func testRemoteAccessErrors(t *testing.T, w *coretest.World) {
+func testRemoteAccessErrors(t *testing.T, w *coretest.World, s suite) {
 	const size = 65536
 	fill(starter(w, 1), 5)
 	before := append([]byte(nil), starter(w, 1)...)
@@ -350,46 +370,46 @@ func testRemoteAccessErrors(t *testing.T, w *coretest.World) {
 			}
 			for _, b := range bad {
 				errsBefore := e.Errors()
-				h, err := e.Copy(b.dst, sga(e, 0, 0), b.n, core.HandleNull)
+				h, err := s.ops(e).Copy(b.dst, sga(e, 0, 0), b.n, core.HandleNull)
 				if err != nil {
 					return fmt.Errorf("%s: issue failed, want an error completion: %v", b.what, err)
 				}
-				e.Complete(h)
+				s.ops(e).Complete(h)
 				if e.Errors() != errsBefore+1 {
 					return fmt.Errorf("%s: put completed without an error", b.what)
 				}
 				// get from a bad range must fail too, and leave our memory alone
 				errsBefore = e.Errors()
-				h, err = e.Copy(sga(e, 0, 0), b.dst, min(b.n, 1000), core.HandleNull)
+				h, err = s.ops(e).Copy(sga(e, 0, 0), b.dst, min(b.n, 1000), core.HandleNull)
 				if err != nil {
 					return err
 				}
-				e.Complete(h)
+				s.ops(e).Complete(h)
 				if b.n <= 1000 && e.Errors() != errsBefore+1 {
 					return fmt.Errorf("%s: get completed without an error", b.what)
 				}
 			}
 			// atomics on bad targets
 			errsBefore := e.Errors()
-			h, err := e.Atomic(core.OpAdd8, sga(e, 0, 0), sga(e, 1, size), 1, 0, core.HandleNull)
+			h, err := s.ops(e).Atomic(core.OpAdd8, sga(e, 0, 0), sga(e, 1, size), 1, 0, core.HandleNull)
 			if err != nil {
 				return err
 			}
-			e.Complete(h)
+			s.ops(e).Complete(h)
 			if e.Errors() != errsBefore+1 {
 				return fmt.Errorf("atomic beyond the region completed without an error")
 			}
 			// issue-time errors
-			if _, err := e.Copy(core.GANull, sga(e, 0, 0), 1, core.HandleNull); err == nil {
+			if _, err := s.ops(e).Copy(core.GANull, sga(e, 0, 0), 1, core.HandleNull); err == nil {
 				return fmt.Errorf("copy to ACP_GA_NULL accepted")
 			}
-			if _, err := e.Copy(sga(e, 1, 0), sga(e, 0, size-1), 2, core.HandleNull); err == nil {
+			if _, err := s.ops(e).Copy(sga(e, 1, 0), sga(e, 0, size-1), 2, core.HandleNull); err == nil {
 				return fmt.Errorf("copy from beyond the local region accepted")
 			}
-			if _, err := e.Atomic(core.OpAdd8, sga(e, 0, 0), sga(e, 1, 4), 1, 0, core.HandleNull); err == nil {
+			if _, err := s.ops(e).Atomic(core.OpAdd8, sga(e, 0, 0), sga(e, 1, 4), 1, 0, core.HandleNull); err == nil {
 				return fmt.Errorf("misaligned atomic accepted")
 			}
-			if _, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), 1, e.LastIssued()+5); err == nil {
+			if _, err := s.ops(e).Copy(sga(e, 1, 0), sga(e, 0, 0), 1, e.LastIssued()+5); err == nil {
 				return fmt.Errorf("order on a future handle accepted")
 			}
 		}
@@ -398,7 +418,7 @@ func testRemoteAccessErrors(t *testing.T, w *coretest.World) {
 	assert.Equal(t, before, starter(w, 1), "rejected accesses changed the owner's memory")
 }
 
-func testRegisteredMemory(t *testing.T, w *coretest.World) {
+func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {
 	// Rank 1 registers a C-like buffer (outside the Go heap), publishes its
 	// GA in its starter memory; rank 0 writes into it; rank 1 unregisters;
 	// a later write must fail and leave the memory alone.
@@ -428,17 +448,17 @@ func testRegisteredMemory(t *testing.T, w *coretest.World) {
 			return err
 		}
 		if r == 0 {
-			h, err := e.Copy(sga(e, 0, 8), sga(e, 1, 0), 8, core.HandleNull)
+			h, err := s.ops(e).Copy(sga(e, 0, 8), sga(e, 1, 0), 8, core.HandleNull)
 			if err != nil {
 				return err
 			}
-			e.Complete(h)
+			s.ops(e).Complete(h)
 			ga := core.GA(word8(e.StarterMemory(core.SegStarter), 8))
 			copy(e.StarterMemory(core.SegStarter)[64:], "registered memory reached")
-			if h, err = e.Copy(ga, sga(e, 0, 64), 25, core.HandleNull); err != nil {
+			if h, err = s.ops(e).Copy(ga, sga(e, 0, 64), 25, core.HandleNull); err != nil {
 				return err
 			}
-			e.Complete(h)
+			s.ops(e).Complete(h)
 		}
 		if err := e.Sync(); err != nil {
 			return err
@@ -461,11 +481,11 @@ func testRegisteredMemory(t *testing.T, w *coretest.World) {
 		if r == 0 {
 			ga := core.GA(word8(e.StarterMemory(core.SegStarter), 8))
 			before := e.Errors()
-			h, err := e.Copy(ga, sga(e, 0, 64), 25, core.HandleNull)
+			h, err := s.ops(e).Copy(ga, sga(e, 0, 64), 25, core.HandleNull)
 			if err != nil {
 				return err
 			}
-			e.Complete(h)
+			s.ops(e).Complete(h)
 			if e.Errors() != before+1 {
 				return fmt.Errorf("write to unregistered memory completed without an error")
 			}
@@ -475,16 +495,16 @@ func testRegisteredMemory(t *testing.T, w *coretest.World) {
 	assert.Equal(t, make([]byte, 4096), buf, "unregistered buffer was written")
 }
 
-func testBackPressure(t *testing.T, w *coretest.World) {
+func testBackPressure(t *testing.T, w *coretest.World, s suite) {
 	// queue depth 8: issuing 500 operations without completing must make
 	// progress by itself, drop nothing and not deadlock.
 	w.Run(func(r int, e *core.Engine) error {
 		for i := 0; i < 500; i++ {
-			if _, err := e.Atomic(core.OpAdd8, sga(e, r, 1024), sga(e, 1-r, 8*uint64(r)), 1, 0, core.HandleNull); err != nil {
+			if _, err := s.ops(e).Atomic(core.OpAdd8, sga(e, r, 1024), sga(e, 1-r, 8*uint64(r)), 1, 0, core.HandleNull); err != nil {
 				return err
 			}
 			if i%7 == 0 {
-				if _, err := e.Copy(sga(e, 1-r, 4096+uint64(r)*8), sga(e, r, 1024), 8, core.HandleAll); err != nil {
+				if _, err := s.ops(e).Copy(sga(e, 1-r, 4096+uint64(r)*8), sga(e, r, 1024), 8, core.HandleAll); err != nil {
 					return err
 				}
 			}
@@ -496,7 +516,7 @@ func testBackPressure(t *testing.T, w *coretest.World) {
 	}
 }
 
-func testBarriers(t *testing.T, w *coretest.World) {
+func testBarriers(t *testing.T, w *coretest.World, s suite) {
 	// Each rank bumps a counter on every rank before each barrier; after
 	// barrier k every counter must be exactly k*N.
 	const rounds = 20
@@ -504,7 +524,7 @@ func testBarriers(t *testing.T, w *coretest.World) {
 		n := e.Procs()
 		for k := 1; k <= rounds; k++ {
 			for p := 0; p < n; p++ {
-				if _, err := e.Atomic(core.OpAdd8, sga(e, r, 2048), sga(e, p, 0), 1, 0, core.HandleNull); err != nil {
+				if _, err := s.ops(e).Atomic(core.OpAdd8, sga(e, r, 2048), sga(e, p, 0), 1, 0, core.HandleNull); err != nil {
 					return err
 				}
 			}
@@ -522,7 +542,7 @@ func testBarriers(t *testing.T, w *coretest.World) {
 	})
 }
 
-func testConcurrentIssuers(t *testing.T, w *coretest.World) {
+func testConcurrentIssuers(t *testing.T, w *coretest.World, s suite) {
 	const threads, per = 4, 300
 	w.Run(func(r int, e *core.Engine) error {
 		var wg sync.WaitGroup
@@ -533,21 +553,21 @@ func testConcurrentIssuers(t *testing.T, w *coretest.World) {
 				defer wg.Done()
 				for i := 0; i < per; i++ {
 					peer := (r + 1 + i) % e.Procs()
-					h, err := e.Atomic(core.OpAdd8, sga(e, r, 4096+uint64(th)*8), sga(e, peer, 0), 1, 0, core.HandleNull)
+					h, err := s.ops(e).Atomic(core.OpAdd8, sga(e, r, 4096+uint64(th)*8), sga(e, peer, 0), 1, 0, core.HandleNull)
 					if err != nil {
 						errs <- err
 						return
 					}
 					if i%3 == 0 {
-						e.Complete(h)
+						s.ops(e).Complete(h)
 					}
-					if _, err := e.Copy(sga(e, peer, 1024+uint64(r*threads+th)*8), sga(e, r, 4096+uint64(th)*8), 8, core.HandleNull); err != nil {
+					if _, err := s.ops(e).Copy(sga(e, peer, 1024+uint64(r*threads+th)*8), sga(e, r, 4096+uint64(th)*8), 8, core.HandleNull); err != nil {
 						errs <- err
 						return
 					}
-					e.Inquire(h)
+					s.ops(e).Inquire(h)
 				}
-				e.Complete(core.HandleAll)
+				s.ops(e).Complete(core.HandleAll)
 			}(th)
 		}
 		wg.Wait()
@@ -564,7 +584,7 @@ func testConcurrentIssuers(t *testing.T, w *coretest.World) {
 	assert.Equal(t, uint64(threads*per*len(w.Engines)), total)
 }
 
-func testReset(t *testing.T, w *coretest.World) {
+func testReset(t *testing.T, w *coretest.World, s suite) {
 	n := len(w.Engines)
 	// Not a permutation: everybody fails, nothing changes.
 	w.Run(func(r int, e *core.Engine) error {
@@ -580,7 +600,7 @@ func testReset(t *testing.T, w *coretest.World) {
 	})
 	// Reverse the ranks.
 	w.Run(func(r int, e *core.Engine) error {
-		if _, err := e.Copy(sga(e, (r+1)%n, 8), sga(e, r, 0), 8, core.HandleNull); err != nil {
+		if _, err := s.ops(e).Copy(sga(e, (r+1)%n, 8), sga(e, r, 0), 8, core.HandleNull); err != nil {
 			return err
 		}
 		if err := e.Reset(n - 1 - r); err != nil {
@@ -603,7 +623,7 @@ func testReset(t *testing.T, w *coretest.World) {
 		// Write our new rank into the starter memory of new rank (me+1).
 		me := e.Rank()
 		binary.LittleEndian.PutUint64(e.StarterMemory(core.SegStarter)[256:], uint64(me)+1000)
-		h, err := e.Copy(sga(e, (me+1)%n, 0), sga(e, me, 256), 8, core.HandleNull)
+		h, err := s.ops(e).Copy(sga(e, (me+1)%n, 0), sga(e, me, 256), 8, core.HandleNull)
 		if err != nil {
 			return err
 		}
@@ -619,20 +639,20 @@ func testReset(t *testing.T, w *coretest.World) {
 	}
 }
 
-func testLargeCopy(t *testing.T, w *coretest.World) {
+func testLargeCopy(t *testing.T, w *coretest.World, s suite) {
 	const n = 4<<20 + 13
 	fill(starter(w, 0)[:n], 77)
 	w.Run(func(r int, e *core.Engine) error {
 		if r == 1 {
 			// get then put back to a second place
-			h, err := e.Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
+			h, err := s.ops(e).Copy(sga(e, 1, 0), sga(e, 0, 0), n, core.HandleNull)
 			if err != nil {
 				return err
 			}
-			if _, err = e.Copy(sga(e, 0, 4<<20+100), sga(e, 1, 0), 100000, h); err != nil {
+			if _, err = s.ops(e).Copy(sga(e, 0, 4<<20+100), sga(e, 1, 0), 100000, h); err != nil {
 				return err
 			}
-			e.Complete(core.HandleAll)
+			s.ops(e).Complete(core.HandleAll)
 		}
 		return e.Sync()
 	})

@@ -1,0 +1,63 @@
+package main
+
+/*
+#include "fastpath.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
+
+// The C fast path serves the running engine: it starts right after the
+// engine and stops before anything else does.
+func init() {
+	registerLayer(layer{
+		name:  "fast path",
+		order: 0,
+		start: func(e *core.Engine) error { C.acp_fast_set(e.FastState()); return nil },
+		stop:  func(*core.Engine) error { C.acp_fast_set(nil); return nil },
+	})
+}
+
+// fastOps issues operations the way the exported acp_* functions do: the C
+// fast path first, the engine when it declines. The tests run the
+// transport conformance suite through it, so that both paths are held to
+// the same semantics. (Unused by the library itself; the linker drops it.)
+type fastOps struct{ e *core.Engine }
+
+func (o fastOps) state() unsafe.Pointer { return o.e.FastState() }
+
+func (o fastOps) Copy(dst, src core.GA, n uint64, order core.Handle) (core.Handle, error) {
+	if h := C.acp_fast_copy(o.state(), C.acp_ga_t(dst), C.acp_ga_t(src), C.size_t(n), C.acp_handle_t(order)); h != 0 {
+		return core.Handle(h), nil
+	}
+	return o.e.Copy(dst, src, n, order)
+}
+
+func (o fastOps) Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) (core.Handle, error) {
+	if h := C.acp_fast_atomic(o.state(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)); h != 0 {
+		return core.Handle(h), nil
+	}
+	return o.e.Atomic(op, result, target, a, b, order)
+}
+
+func (o fastOps) Complete(h core.Handle) {
+	if C.acp_fast_done(o.state(), C.acp_handle_t(h)) == 0 {
+		o.e.Complete(h)
+	}
+}
+
+func (o fastOps) Inquire(h core.Handle) bool {
+	if C.acp_fast_done(o.state(), C.acp_handle_t(h)) != 0 {
+		return false
+	}
+	return o.e.Inquire(h)
+}
+
+// fastCompleted reports whether the C path completed an 8-byte copy (tests).
+func fastCompleted(e *core.Engine, dst, src core.GA) bool {
+	return C.acp_fast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), 8, 0) != 0
+}

@@ -1,0 +1,172 @@
+/*
+ * fastpath.c - see fastpath.h. The rules mirror core/queue.go's readyNow
+ * and completed, and core/atomic.go's ApplyAtomic.
+ */
+#include <sched.h>
+#include <string.h>
+
+#include "fastpath.h"
+
+static void *current; /* the running engine's fast state */
+
+void acp_fast_set(void *state) { __atomic_store_n(&current, state, __ATOMIC_SEQ_CST); }
+
+#define U32(f, off) ((uint32_t *)((char *)(f) + (off)))
+#define U64(f, off) ((uint64_t *)((char *)(f) + (off)))
+#define I64(f, off) ((int64_t *)((char *)(f) + (off)))
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+static void *state_of(void *state)
+{
+    char *f = state ? state : __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+    if (f == NULL || LOAD(U32(f, ACPF_ENABLED)) == 0)
+        return NULL;
+    return f;
+}
+
+/* The memory of [ga, ga+n) when this process can touch it directly. */
+static void *reach(char *f, acp_ga_t ga, uint64_t n)
+{
+    uint64_t field = ga >> LOAD(U32(f, ACPF_RANK_SHIFT));
+    if (field == 0 || field > LOAD(U32(f, ACPF_NPROCS)))
+        return NULL;
+    if (ga & LOAD(U64(f, ACPF_COLOR_MASK)))
+        return NULL;
+    uint64_t seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
+    if (seg > 2)
+        return NULL;
+    uint64_t i = field - 1 - LOAD(U32(f, ACPF_WIN_BASE));
+    if (i >= LOAD(U32(f, ACPF_WIN_LEN)))
+        return NULL;
+    uint64_t *entry = U64(f, ACPF_TABLE + i * ACPF_ENTRY_SIZE + seg * 16);
+    char *base = (char *)(uintptr_t)LOAD(&entry[0]);
+    if (base == NULL)
+        return NULL;
+    uint64_t size = LOAD(&entry[1]);
+    uint64_t off = ga & LOAD(U64(f, ACPF_OFF_MASK));
+    if (off > size || n > size - off)
+        return NULL;
+    return base + off;
+}
+
+/* Whether an operation with this order may start now (core readyNow). */
+static int ready(char *f, acp_handle_t order)
+{
+    int64_t done = LOAD(I64(f, ACPF_DONE));
+    if (order == (acp_handle_t)ACP_HANDLE_NULL)
+        return 1;
+    if (order == (acp_handle_t)ACP_HANDLE_ALL || order == (acp_handle_t)ACP_HANDLE_CONT)
+        return done == LOAD(I64(f, ACPF_ISSUED));
+    return order > 0 && order <= done;
+}
+
+static void lock(char *f)
+{
+    int32_t *w = (int32_t *)(f + ACPF_LOCK);
+    for (int i = 0;; i++) {
+        int32_t zero = 0;
+        if (__atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        if (i > 64)
+            sched_yield();
+    }
+}
+
+static void unlock(char *f) { __atomic_store_n((int32_t *)(f + ACPF_LOCK), 0, __ATOMIC_RELEASE); }
+
+/* The handle of an operation that already ran (core completed). */
+static acp_handle_t completed(char *f)
+{
+    int64_t *issued = I64(f, ACPF_ISSUED), *done = I64(f, ACPF_DONE);
+    uint32_t depth = LOAD(U32(f, ACPF_DEPTH));
+    lock(f);
+    while (LOAD(issued) - LOAD(done) >= (int64_t)depth) {
+        /* The ring is full of operations still running: their completions
+         * come from the progress goroutines; wait for room. */
+        unlock(f);
+        sched_yield();
+        lock(f);
+    }
+    int64_t h = LOAD(issued) + 1;
+    __atomic_store_n(issued, h, __ATOMIC_SEQ_CST);
+    if (LOAD(done) == h - 1) {
+        __atomic_store_n(done, h, __ATOMIC_SEQ_CST);
+    } else {
+        uint32_t *flags = U32(f, ACPF_TABLE + ACPF_MAX_WINDOW * ACPF_ENTRY_SIZE);
+        __atomic_store_n(&flags[(uint64_t)h % depth], 1, __ATOMIC_SEQ_CST);
+    }
+    unlock(f);
+    return h;
+}
+
+acp_handle_t acp_fast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
+{
+    char *f = state_of(state);
+    if (f == NULL || size == 0 || !ready(f, order))
+        return ACP_HANDLE_NULL;
+    void *d = reach(f, dst, size), *s = reach(f, src, size);
+    if (d == NULL || s == NULL)
+        return ACP_HANDLE_NULL;
+    memmove(d, s, size);
+    return completed(f);
+}
+
+/* Operation numbers of core.AtomicOp: odd = 4 bytes, even = 8 bytes. */
+enum { CAS4 = 1, CAS8, SWAP4, SWAP8, ADD4, ADD8, XOR4, XOR8, OR4, OR8, AND4, AND8 };
+
+acp_handle_t acp_fast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order)
+{
+    char *f = state_of(state);
+    if (f == NULL || op < CAS4 || op > AND8 || !ready(f, order))
+        return ACP_HANDLE_NULL;
+    uint64_t w = (op % 2) ? 4 : 8;
+    if ((dst | src) % w)
+        return ACP_HANDLE_NULL;
+    void *t = reach(f, src, w), *r = reach(f, dst, w);
+    if (t == NULL || r == NULL || ((uintptr_t)t | (uintptr_t)r) % w)
+        return ACP_HANDLE_NULL;
+    if (w == 4) {
+        uint32_t *p = t, x = (uint32_t)a, old = 0;
+        switch (op) {
+        case CAS4:
+            old = x;
+            __atomic_compare_exchange_n(p, &old, (uint32_t)b, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            break;
+        case SWAP4: old = __atomic_exchange_n(p, x, __ATOMIC_SEQ_CST); break;
+        case ADD4: old = __atomic_fetch_add(p, x, __ATOMIC_SEQ_CST); break;
+        case XOR4: old = __atomic_fetch_xor(p, x, __ATOMIC_SEQ_CST); break;
+        case OR4: old = __atomic_fetch_or(p, x, __ATOMIC_SEQ_CST); break;
+        case AND4: old = __atomic_fetch_and(p, x, __ATOMIC_SEQ_CST); break;
+        }
+        *(uint32_t *)r = old;
+    } else {
+        uint64_t *p = t, old = 0;
+        switch (op) {
+        case CAS8:
+            old = a;
+            __atomic_compare_exchange_n(p, &old, b, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            break;
+        case SWAP8: old = __atomic_exchange_n(p, a, __ATOMIC_SEQ_CST); break;
+        case ADD8: old = __atomic_fetch_add(p, a, __ATOMIC_SEQ_CST); break;
+        case XOR8: old = __atomic_fetch_xor(p, a, __ATOMIC_SEQ_CST); break;
+        case OR8: old = __atomic_fetch_or(p, a, __ATOMIC_SEQ_CST); break;
+        case AND8: old = __atomic_fetch_and(p, a, __ATOMIC_SEQ_CST); break;
+        }
+        *(uint64_t *)r = old;
+    }
+    return completed(f);
+}
+
+int acp_fast_done(void *state, acp_handle_t h)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    int64_t issued = LOAD(I64(f, ACPF_ISSUED)), done = LOAD(I64(f, ACPF_DONE));
+    int64_t target = h;
+    if (h == (acp_handle_t)ACP_HANDLE_ALL || h == (acp_handle_t)ACP_HANDLE_CONT)
+        target = issued;
+    else if (h <= 0 || h > issued)
+        return 1; /* NULL, garbage and never-issued handles: nothing to wait for */
+    return done >= target;
+}

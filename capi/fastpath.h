@@ -1,0 +1,51 @@
+/*
+ * fastpath.h - the C fast path of libacp.
+ *
+ * Copies and atomics whose both ends this process can touch directly (its
+ * own starter memory, and starter memory of processes on the same host,
+ * mapped through shared memory) are completed here without calling into
+ * Go, when their start condition already holds. Everything else, and every
+ * error, takes the ordinary path through Go, where the semantics are
+ * defined; this code repeats only the cheapest case, under the same lock
+ * and with the same counters (core/fast.go keeps the layout below).
+ */
+#ifndef ACP_FASTPATH_H
+#define ACP_FASTPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acp.h"
+
+/* Offsets into the fast state (core/fast.go). */
+#define ACPF_LOCK        0
+#define ACPF_ISSUED      64
+#define ACPF_DONE        128
+#define ACPF_ENABLED     192
+#define ACPF_ME          196
+#define ACPF_NPROCS      200
+#define ACPF_RANK_SHIFT  204
+#define ACPF_SEG_SHIFT   208
+#define ACPF_SEG_MASK    216
+#define ACPF_OFF_MASK    224
+#define ACPF_COLOR_MASK  232
+#define ACPF_DEPTH       240
+#define ACPF_WIN_BASE    244
+#define ACPF_WIN_LEN     248
+#define ACPF_TABLE       256
+#define ACPF_ENTRY_SIZE  48
+#define ACPF_MAX_WINDOW  4096
+
+/* The fast state of the running engine, or NULL (set by capi/infra.go). */
+void acp_fast_set(void *state);
+
+/* Each returns a completed handle, or ACP_HANDLE_NULL: take the ordinary
+ * path (which also reports errors). state NULL means the process-wide one. */
+acp_handle_t acp_fast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order);
+acp_handle_t acp_fast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order);
+
+/* 1 when every operation up to handle is complete (nothing to wait for),
+ * 0 when the ordinary path must decide. */
+int acp_fast_done(void *state, acp_handle_t handle);
+
+#endif

@@ -1,0 +1,139 @@
+package core
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The fast state is the part of the command queue that a C fast path may
+// share: the queue lock, the issued and done counters, one done flag per
+// ring slot, the GA layout, and a table of starter memories this process
+// can touch directly (its own, and peers' mapped through shared memory).
+// It lives outside the Go heap, at fixed offsets, so that C code in the
+// same process can complete operations on such memory without calling Go:
+// the C side takes the same lock, follows the same rules (see
+// capi/fastpath.c), and falls back to Go for anything else. The semantics
+// stay defined here; the C code only repeats the cheapest case.
+//
+// Layout (byte offsets; keep in step with capi/fastpath.h):
+const (
+	fastLock       = 0   // int32: 0 free, 1 held
+	fastIssued     = 64  // int64: last handle issued
+	fastDone       = 128 // int64: every handle <= done is complete
+	fastEnabled    = 192 // uint32: the C side may complete operations
+	fastMe         = 196 // uint32: our logical rank
+	fastNprocs     = 200 // uint32
+	fastRankShift  = 204 // uint32: colour+segment+offset bits
+	fastSegShift   = 208 // uint32: offset bits
+	fastSegMask    = 216 // uint64: segment field mask (after shifting)
+	fastOffMask    = 224 // uint64
+	fastColorMask  = 232 // uint64: colour field in place (GA & mask)
+	fastDepth      = 240 // uint32: ring slots (= done flags)
+	fastWinBase    = 244 // uint32: first logical rank of the starter table
+	fastWinLen     = 248 // uint32: ranks in the starter table
+	fastTable      = 256 // per table rank: 3 × (base u64, size u64)
+	fastEntrySize  = 48
+	fastMaxWindow  = 4096
+	fastHeaderSize = fastTable
+)
+
+type fastState struct {
+	mem    []byte
+	lockW  *int32
+	issued *atomic.Int64
+	done   *atomic.Int64
+	flags  []uint32 // done flag per slot
+	depth  int
+}
+
+func newFastState(depth int) (*fastState, error) {
+	size := fastHeaderSize + fastMaxWindow*fastEntrySize + 4*depth
+	mem, err := mapAnon(uint64(size))
+	if err != nil {
+		return nil, fmt.Errorf("cannot allocate the command queue: %v", err)
+	}
+	f := &fastState{
+		mem:    mem,
+		lockW:  (*int32)(unsafe.Pointer(&mem[fastLock])),
+		issued: (*atomic.Int64)(unsafe.Pointer(&mem[fastIssued])),
+		done:   (*atomic.Int64)(unsafe.Pointer(&mem[fastDone])),
+		flags:  unsafe.Slice((*uint32)(unsafe.Pointer(&mem[fastHeaderSize+fastMaxWindow*fastEntrySize])), depth),
+		depth:  depth,
+	}
+	f.u32(fastDepth).Store(uint32(depth))
+	return f, nil
+}
+
+func (f *fastState) u32(off int) *atomic.Uint32 { return (*atomic.Uint32)(unsafe.Pointer(&f.mem[off])) }
+func (f *fastState) u64(off int) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&f.mem[off])) }
+
+// lock takes the queue lock, shared with the C side: spin briefly, then
+// yield (a holder never keeps it for more than a few hundred nanoseconds,
+// unless the scheduler preempted it).
+func (f *fastState) lock() {
+	for i := 0; !atomic.CompareAndSwapInt32(f.lockW, 0, 1); i++ {
+		if i > 64 {
+			osYield()
+		}
+	}
+}
+
+func (f *fastState) unlock() { atomic.StoreInt32(f.lockW, 0) }
+
+// flag is the done flag of handle h's slot.
+func (f *fastState) flag(h int64) *uint32 { return &f.flags[uint64(h)%uint64(f.depth)] }
+
+// setLayout publishes the GA layout and our rank, and empties the starter
+// table (rebuilt lazily).
+func (f *fastState) setLayout(l Layout, me int) {
+	f.u32(fastMe).Store(uint32(me))
+	f.u32(fastNprocs).Store(uint32(l.NProcs))
+	f.u32(fastRankShift).Store(uint32(l.ColorBits + l.SegBits + l.OffsetBits))
+	f.u32(fastSegShift).Store(uint32(l.OffsetBits))
+	f.u64(fastSegMask).Store(1<<l.SegBits - 1)
+	f.u64(fastOffMask).Store(1<<l.OffsetBits - 1)
+	f.u64(fastColorMask).Store((1<<l.ColorBits - 1) << (l.SegBits + l.OffsetBits))
+	// The window of ranks the table covers: all of them in jobs up to
+	// fastMaxWindow processes, else the ranks around ours (a host's
+	// processes usually have neighbouring ranks).
+	n := min(l.NProcs, fastMaxWindow)
+	base := min(max(me-n/2, 0), l.NProcs-n)
+	f.u32(fastWinBase).Store(uint32(base))
+	f.u32(fastWinLen).Store(uint32(n))
+	clear(f.mem[fastTable : fastTable+fastMaxWindow*fastEntrySize])
+}
+
+// publish records rank's starter region seg as directly reachable.
+func (f *fastState) publish(rank, seg int, base unsafe.Pointer, size uint64) {
+	i := rank - int(f.u32(fastWinBase).Load())
+	if i < 0 || i >= int(f.u32(fastWinLen).Load()) || base == nil {
+		return
+	}
+	off := fastTable + i*fastEntrySize + seg*16
+	// Size first, then the base that makes the entry valid.
+	f.u64(off + 8).Store(size)
+	f.u64(off).Store(uint64(uintptr(base)))
+}
+
+// published reports whether rank's starter table entry is filled.
+func (f *fastState) published(rank, seg int) bool {
+	i := rank - int(f.u32(fastWinBase).Load())
+	if i < 0 || i >= int(f.u32(fastWinLen).Load()) {
+		return true // outside the window: nothing to do
+	}
+	return f.u64(fastTable+i*fastEntrySize+seg*16).Load() != 0
+}
+
+// setEnabled lets the C side work, or stops it (reset, finalize).
+func (f *fastState) setEnabled(on bool) {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	f.u32(fastEnabled).Store(v)
+}
+
+// FastState returns the address of this engine's fast state, for a C fast
+// path in the same process (capi). It stays valid until the process ends.
+func (e *Engine) FastState() unsafe.Pointer { return unsafe.Pointer(&e.q.fast.mem[0]) }
