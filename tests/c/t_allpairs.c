@@ -55,12 +55,19 @@ int main(int argc, char **argv)
             CHECK_FILL(acpt_starter(slot_off(i, s, n)), SRC_BYTES, 1000 + s, what);
         }
 
-    /* ---- add8 from everybody to everybody, results to everybody ---- */
+    /* ---- add8 from everybody to everybody, results to everybody ----
+     * Every other one is ordered after the previous operation, so that one
+     * counter is updated at once by atomics run in the calling thread (C
+     * fast path or Go), deferred ones run later by the engine, and ones the
+     * owner runs (for ranks it reaches over the network). */
+    acp_handle_t prev = ACP_HANDLE_NULL;
     for (int t = 0; t < n; t++)
         for (int o = 0; o < n; o++) {
+            acp_handle_t order = ((t + o) % 2) ? prev : ACP_HANDLE_NULL;
             acp_handle_t h = acp_add8(acp_query_starter_ga(o) + results + 8 * ((uint64_t)me * n + t),
-                                      acp_query_starter_ga(t) + counters, 1, ACP_HANDLE_NULL);
+                                      acp_query_starter_ga(t) + counters, 1, order);
             CHECK(h != ACP_HANDLE_NULL, "acp_add8 on rank %d, result to rank %d, returned ACP_HANDLE_NULL", t, o);
+            prev = h;
         }
     acp_complete(ACP_HANDLE_ALL);
     acp_sync();
