@@ -67,12 +67,13 @@ type Engine struct {
 	mappers []Mapper        // per entry of trs: its Mapper ability, or nil
 	route   []uint8         // peer → index into trs
 
-	q       queue
-	bar     barrier
-	verbose int
-	spin    time.Duration
-	timeout time.Duration
-	errs    atomic.Int64 // operations completed with an error
+	q        queue
+	bar      barrier
+	verbose  int
+	spin     time.Duration
+	timeout  time.Duration
+	errs     atomic.Int64 // operations completed with an error
+	failures failures     // which ones, recently
 
 	stateMu sync.Mutex
 	closed  bool
@@ -757,6 +758,7 @@ func (e *Engine) ApplyReset(plan *ResetPlan) error {
 		zeroMapped(e.starters[i])
 	}
 	e.q.reset()
+	e.failures.reset()
 	if plan.identity {
 		e.log2phys = nil
 	} else {

@@ -77,9 +77,13 @@ func (f *fastState) lock() {
 			osYield()
 		}
 	}
+	raceAcquire()
 }
 
-func (f *fastState) unlock() { atomic.StoreInt32(f.lockW, 0) }
+func (f *fastState) unlock() {
+	raceRelease()
+	atomic.StoreInt32(f.lockW, 0)
+}
 
 // flag is the done flag of handle h's slot.
 func (f *fastState) flag(h int64) *uint32 { return &f.flags[uint64(h)%uint64(f.depth)] }

@@ -288,12 +288,56 @@ func (e *Engine) rankOfPeer(peer int) int {
 
 func (e *Engine) opFailed(c *cmd, err error) {
 	e.errs.Add(1)
+	e.failures.add(c.h)
 	if c.kind >= kindLocalAtomic {
 		e.Logf(1, "%s handle %d (dst %#x, target %#x) failed: %v", c.op, c.h, uint64(c.dst), uint64(c.src), err)
 	} else {
 		e.Logf(1, "acp_copy handle %d (dst %#x, src %#x, %d bytes) failed: %v", c.h, uint64(c.dst), uint64(c.src), c.size, err)
 	}
 }
+
+// failures remembers the handles of recent operations that completed with
+// an error, so that a caller can ask about its own (Failed) without the
+// process-wide count telling it about other threads'.
+type failures struct {
+	mu    sync.Mutex
+	set   map[Handle]struct{}
+	order []Handle
+}
+
+// maxFailures bounds the memory: older failures are forgotten.
+const maxFailures = 4096
+
+func (f *failures) add(h Handle) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.set == nil {
+		f.set = map[Handle]struct{}{}
+	}
+	f.set[h] = struct{}{}
+	f.order = append(f.order, h)
+	if len(f.order) > maxFailures {
+		delete(f.set, f.order[0])
+		f.order = f.order[1:]
+	}
+}
+
+func (f *failures) has(h Handle) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.set[h]
+	return ok
+}
+
+func (f *failures) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.set, f.order = nil, nil
+}
+
+// Failed reports whether operation h completed with an error (for the
+// last 4096 failures; meaningful once h is complete).
+func (e *Engine) Failed(h Handle) bool { return e.failures.has(h) }
 
 // Complete waits until h and every operation issued before it completed
 // (acp_complete). ALL and CONT mean everything issued so far; NULL and

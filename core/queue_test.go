@@ -165,6 +165,10 @@ func TestErrorCompletionCounts(t *testing.T) {
 	manual.finish(0, StatusOutOfBounds.Err())
 	assert.False(t, e.Inquire(h), "an operation that failed is complete")
 	assert.Equal(t, int64(1), e.Errors())
+	assert.True(t, e.Failed(h))
+	h2, _ := e.Copy(peer, me, 8, HandleNull)
+	manual.finish(1, nil)
+	assert.False(t, e.Failed(h2), "only the failed handle is reported")
 }
 
 func TestBackPressureWaitsForCompletion(t *testing.T) {

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     acp_handle_t prev = ACP_HANDLE_NULL;
     for (int t = 0; t < n; t++)
         for (int o = 0; o < n; o++) {
-            acp_handle_t order = ((t + o) % 2) ? prev : ACP_HANDLE_NULL;
+            acp_handle_t order = ((t + o) % 2) ? prev : (acp_handle_t)ACP_HANDLE_NULL;
             acp_handle_t h = acp_add8(acp_query_starter_ga(o) + results + 8 * ((uint64_t)me * n + t),
                                       acp_query_starter_ga(t) + counters, 1, order);
             CHECK(h != ACP_HANDLE_NULL, "acp_add8 on rank %d, result to rank %d, returned ACP_HANDLE_NULL", t, o);
