@@ -31,72 +31,72 @@ int acp_query_color(acp_ga_t ga) { return goacp_query_color(ga); }
 int acp_colors(void) { return goacp_colors(); }
 acp_handle_t acp_copy(acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_copy(NULL, dst, src, size, order);
+    acp_handle_t h = acpfast_copy(NULL, dst, src, size, order);
     return h ? h : goacp_copy(dst, src, size, order);
 }
 acp_handle_t acp_cas4(acp_ga_t dst, acp_ga_t src, uint32_t oldval, uint32_t newval, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 1, dst, src, oldval, newval, order);
+    acp_handle_t h = acpfast_atomic(NULL, 1, dst, src, oldval, newval, order);
     return h ? h : goacp_cas4(dst, src, oldval, newval, order);
 }
 acp_handle_t acp_cas8(acp_ga_t dst, acp_ga_t src, uint64_t oldval, uint64_t newval, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 2, dst, src, oldval, newval, order);
+    acp_handle_t h = acpfast_atomic(NULL, 2, dst, src, oldval, newval, order);
     return h ? h : goacp_cas8(dst, src, oldval, newval, order);
 }
 acp_handle_t acp_swap4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 3, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 3, dst, src, value, 0, order);
     return h ? h : goacp_swap4(dst, src, value, order);
 }
 acp_handle_t acp_swap8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 4, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 4, dst, src, value, 0, order);
     return h ? h : goacp_swap8(dst, src, value, order);
 }
 acp_handle_t acp_add4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 5, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 5, dst, src, value, 0, order);
     return h ? h : goacp_add4(dst, src, value, order);
 }
 acp_handle_t acp_add8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 6, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 6, dst, src, value, 0, order);
     return h ? h : goacp_add8(dst, src, value, order);
 }
 acp_handle_t acp_xor4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 7, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 7, dst, src, value, 0, order);
     return h ? h : goacp_xor4(dst, src, value, order);
 }
 acp_handle_t acp_xor8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 8, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 8, dst, src, value, 0, order);
     return h ? h : goacp_xor8(dst, src, value, order);
 }
 acp_handle_t acp_or4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 9, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 9, dst, src, value, 0, order);
     return h ? h : goacp_or4(dst, src, value, order);
 }
 acp_handle_t acp_or8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 10, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 10, dst, src, value, 0, order);
     return h ? h : goacp_or8(dst, src, value, order);
 }
 acp_handle_t acp_and4(acp_ga_t dst, acp_ga_t src, uint32_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 11, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 11, dst, src, value, 0, order);
     return h ? h : goacp_and4(dst, src, value, order);
 }
 acp_handle_t acp_and8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t order)
 {
-    acp_handle_t h = acp_fast_atomic(NULL, 12, dst, src, value, 0, order);
+    acp_handle_t h = acpfast_atomic(NULL, 12, dst, src, value, 0, order);
     return h ? h : goacp_and8(dst, src, value, order);
 }
 void acp_complete(acp_handle_t handle)
 {
-    if (!acp_fast_done(NULL, handle))
+    if (!acpfast_done(NULL, handle))
         goacp_complete(handle);
 }
-int acp_inquire(acp_handle_t handle) { return acp_fast_done(NULL, handle) ? 0 : goacp_inquire(handle); }
+int acp_inquire(acp_handle_t handle) { return acpfast_done(NULL, handle) ? 0 : goacp_inquire(handle); }

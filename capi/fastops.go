@@ -17,8 +17,8 @@ func init() {
 	registerLayer(layer{
 		name:  "fast path",
 		order: 0,
-		start: func(e *core.Engine) error { C.acp_fast_set(e.FastState()); return nil },
-		stop:  func(*core.Engine) error { C.acp_fast_set(nil); return nil },
+		start: func(e *core.Engine) error { C.acpfast_set(e.FastState()); return nil },
+		stop:  func(*core.Engine) error { C.acpfast_set(nil); return nil },
 	})
 }
 
@@ -31,27 +31,27 @@ type fastOps struct{ e *core.Engine }
 func (o fastOps) state() unsafe.Pointer { return o.e.FastState() }
 
 func (o fastOps) Copy(dst, src core.GA, n uint64, order core.Handle) (core.Handle, error) {
-	if h := C.acp_fast_copy(o.state(), C.acp_ga_t(dst), C.acp_ga_t(src), C.size_t(n), C.acp_handle_t(order)); h != 0 {
+	if h := C.acpfast_copy(o.state(), C.acp_ga_t(dst), C.acp_ga_t(src), C.size_t(n), C.acp_handle_t(order)); h != 0 {
 		return core.Handle(h), nil
 	}
 	return o.e.Copy(dst, src, n, order)
 }
 
 func (o fastOps) Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) (core.Handle, error) {
-	if h := C.acp_fast_atomic(o.state(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)); h != 0 {
+	if h := C.acpfast_atomic(o.state(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)); h != 0 {
 		return core.Handle(h), nil
 	}
 	return o.e.Atomic(op, result, target, a, b, order)
 }
 
 func (o fastOps) Complete(h core.Handle) {
-	if C.acp_fast_done(o.state(), C.acp_handle_t(h)) == 0 {
+	if C.acpfast_done(o.state(), C.acp_handle_t(h)) == 0 {
 		o.e.Complete(h)
 	}
 }
 
 func (o fastOps) Inquire(h core.Handle) bool {
-	if C.acp_fast_done(o.state(), C.acp_handle_t(h)) != 0 {
+	if C.acpfast_done(o.state(), C.acp_handle_t(h)) != 0 {
 		return false
 	}
 	return o.e.Inquire(h)
@@ -59,5 +59,5 @@ func (o fastOps) Inquire(h core.Handle) bool {
 
 // fastCompleted reports whether the C path completed an 8-byte copy (tests).
 func fastCompleted(e *core.Engine, dst, src core.GA) bool {
-	return C.acp_fast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), 8, 0) != 0
+	return C.acpfast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), 8, 0) != 0
 }

@@ -9,7 +9,7 @@
 
 static void *current; /* the running engine's fast state */
 
-void acp_fast_set(void *state) { __atomic_store_n(&current, state, __ATOMIC_SEQ_CST); }
+void acpfast_set(void *state) { __atomic_store_n(&current, state, __ATOMIC_SEQ_CST); }
 
 #define U32(f, off) ((uint32_t *)((char *)(f) + (off)))
 #define U64(f, off) ((uint64_t *)((char *)(f) + (off)))
@@ -99,7 +99,7 @@ static acp_handle_t completed(char *f)
     return h;
 }
 
-acp_handle_t acp_fast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
+acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
 {
     char *f = state_of(state);
     if (f == NULL || size == 0 || !ready(f, order))
@@ -114,7 +114,7 @@ acp_handle_t acp_fast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size,
 /* Operation numbers of core.AtomicOp: odd = 4 bytes, even = 8 bytes. */
 enum { CAS4 = 1, CAS8, SWAP4, SWAP8, ADD4, ADD8, XOR4, XOR8, OR4, OR8, AND4, AND8 };
 
-acp_handle_t acp_fast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order)
+acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order)
 {
     char *f = state_of(state);
     if (f == NULL || op < CAS4 || op > AND8 || !ready(f, order))
@@ -157,7 +157,7 @@ acp_handle_t acp_fast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, ui
     return completed(f);
 }
 
-int acp_fast_done(void *state, acp_handle_t h)
+int acpfast_done(void *state, acp_handle_t h)
 {
     char *f = state_of(state);
     if (f == NULL)

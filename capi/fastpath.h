@@ -37,15 +37,15 @@
 #define ACPF_MAX_WINDOW  4096
 
 /* The fast state of the running engine, or NULL (set by capi/infra.go). */
-void acp_fast_set(void *state);
+void acpfast_set(void *state);
 
 /* Each returns a completed handle, or ACP_HANDLE_NULL: take the ordinary
  * path (which also reports errors). state NULL means the process-wide one. */
-acp_handle_t acp_fast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order);
-acp_handle_t acp_fast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order);
+acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order);
+acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order);
 
 /* 1 when every operation up to handle is complete (nothing to wait for),
  * 0 when the ordinary path must decide. */
-int acp_fast_done(void *state, acp_handle_t handle);
+int acpfast_done(void *state, acp_handle_t handle);
 
 #endif
