@@ -32,7 +32,8 @@ type Bootstrap interface {
 	// blocks for long). The bootstrap is unusable afterwards.
 	Abort(code int, msg string)
 	Close() error
-	// Method names how the peers were found: "singleton", "acprun", "tree".
+	// Method names how the peers were found: "acprun", "tree", "pmi",
+	// "pmix", "env" or "singleton".
 	Method() string
 	// LocalIP is the local address this process used to reach the others,
 	// "" if unknown. Transports bind to it so that they use the same network.
@@ -58,6 +59,25 @@ type Options struct {
 	// Timeout bounds connecting and each collective; the error then names
 	// who is missing. Zero means DefaultTimeout.
 	Timeout time.Duration
+
+	// Env holds the variables of other launchers (LauncherVars) that the
+	// PMI-1, PMIx and launcher-environment rungs read; see LauncherEnv.
+	Env map[string]string
+	// PMIxLibrary is the libpmix to load; "" tries pmix.DefaultLibraries.
+	PMIxLibrary string
+	// MPI reports whether an MPI library is linked into this process, and
+	// whether it is initialised and not yet finalised (nil: no MPI). Under
+	// MPICH's mpiexec such a library uses the same PMI-1 connection and
+	// ends it itself, so the PMI rung must not.
+	MPI func() (linked, active bool)
+	// Logf receives start-up details (ACP_VERBOSE=2); nil: none.
+	Logf func(format string, args ...any)
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
 }
 
 // DefaultTimeout applies when Options.Timeout is zero.
@@ -79,6 +99,22 @@ func (o Options) checkRank() error {
 		return fmt.Errorf("--acp-myrank (ACP_MYRANK) = %d is out of range 0..%d for --acp-nprocs (ACP_NPROCS) = %d", o.Rank, o.NProcs-1, o.NProcs)
 	}
 	return nil
+}
+
+// within runs f, giving up after limit. PMI and PMIx requests cannot be
+// interrupted, so f may go on in the background; the caller treats the
+// bootstrap as broken.
+func within(limit time.Duration, what string, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%s did not complete within %v (--acp-peer-timeout): did every process reach acp_init, and is the launcher still running?", what, limit.Round(time.Millisecond))
+	}
 }
 
 // errClosed is returned by collectives after Close.

@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -70,3 +71,50 @@ func TestLadderTreeIsChosenForExplicitRanks(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot reach its parent rank 0")
 }
+
+func TestChooseExplains(t *testing.T) {
+	c, err := Choose(Options{NProcs: 1})
+	require.NoError(t, err)
+	assert.Equal(t, "singleton", c.Method)
+	assert.Equal(t, []string{
+		"acprun: no ACP_BOOTSTRAP_ADDR with ACP_JOB_KEY (not started by acprun)",
+		"env: no ACP_MYRANK/ACP_NPROCS together with ACP_BOOTSTRAP_ADDR",
+		"tree: no --acp-myrank/--acp-nprocs for more than one process",
+		"pmi: no PMI_FD or PMI_PORT",
+		"pmix: no PMIX_NAMESPACE",
+		"env: no launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID) for more than one process",
+	}, c.Skipped)
+
+	// Explicit settings win over a launcher's services.
+	c, err = Choose(Options{Rank: 1, NProcs: 2, RankSet: true, Env: map[string]string{"PMI_FD": "3"}})
+	require.NoError(t, err)
+	assert.Equal(t, "tree", c.Method)
+	c, err = Choose(Options{Env: map[string]string{"PMI_FD": "3", "PMI_RANK": "0", "PMI_SIZE": "2"}})
+	require.NoError(t, err)
+	assert.Equal(t, "pmi", c.Method, "PMI-1 before the launcher's variables")
+	assert.Contains(t, c.Reason, "PMI_FD=3")
+}
+
+func TestOptionsFrom(t *testing.T) {
+	env := map[string]string{"PMI_RANK": "1", "PMI_SIZE": "2", "HOME": "/root"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	o := OptionsFrom(fakeSettings{"myrank": "0", "nprocs": "1", "bootstrap-addr": "h:1", "peer-timeout": "2s"}, lookup)
+	assert.False(t, o.RankSet)
+	assert.Equal(t, "h:1", o.Addr)
+	assert.Equal(t, 2*time.Second, o.Timeout)
+	assert.Equal(t, map[string]string{"PMI_RANK": "1", "PMI_SIZE": "2"}, o.Env, "only the launchers' variables")
+}
+
+// fakeSettings holds raw values; every one not listed is at its default.
+type fakeSettings map[string]string
+
+func (f fakeSettings) Int(n string) int {
+	v, _ := strconv.Atoi(f[n])
+	return v
+}
+func (f fakeSettings) String(n string) string { return f[n] }
+func (f fakeSettings) Duration(n string) time.Duration {
+	d, _ := time.ParseDuration(f[n])
+	return d
+}
+func (f fakeSettings) Source(string) string { return "default" }

@@ -18,14 +18,25 @@ const answerGrace = 5 * time.Second
 // closeLimit bounds Close and Abort, which run while a process is ending.
 const closeLimit = 2 * time.Second
 
-// rendezvous is a rank's connection to acprun's Server, open for the life
-// of the job: acprun learns from it when a rank aborts or dies.
+// leaveLimit bounds how long a process that runs the rendezvous server
+// waits in Close for the others to close theirs. They left the last
+// barrier together, but a loaded machine may take a while to schedule them.
+const leaveLimit = 10 * time.Second
+
+// rendezvous is a rank's connection to a Server, open for the life of the
+// job: acprun's (method "acprun"), or the one rank 0 runs when the ranks
+// meet at ACP_BOOTSTRAP_ADDR on their own (method "env", env.go). The
+// server learns from it when a rank aborts or dies.
 type rendezvous struct {
 	rank, size int
 	addr       string
 	timeout    time.Duration
 	rounds     int // collectives started (guarded by coll)
 	conn       net.Conn
+	method     string
+	who        string  // the server, in messages: "the acprun rendezvous"
+	owner      string  // who runs the server: "acprun", "rank 0"
+	server     *Server // the server this process runs (rank 0 of "env"), or nil
 
 	coll    sync.Mutex // one collective at a time; Close waits for it
 	wmu     sync.Mutex // Abort may write while a collective waits
@@ -48,18 +59,28 @@ func openRendezvous(o Options) (Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rendezvous{rank: o.Rank, size: o.NProcs, addr: o.Addr, timeout: o.timeout()}
+	r := &rendezvous{rank: o.Rank, size: o.NProcs, addr: o.Addr, timeout: o.timeout(),
+		method: "acprun", who: "the acprun rendezvous", owner: "acprun"}
 	d := net.Dialer{Timeout: r.timeout}
 	c, err := d.Dial("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the acprun rendezvous at %s (ACP_BOOTSTRAP_ADDR): %v", o.Addr, err)
 	}
-	if err := r.authenticate(c, key); err != nil {
-		_ = c.Close()
+	if err := r.join(c, key); err != nil {
 		return nil, err
 	}
-	r.conn = c
 	return r, nil
+}
+
+// join authenticates on a fresh connection and keeps it; the connection
+// is closed on failure.
+func (r *rendezvous) join(c net.Conn, key []byte) error {
+	if err := r.authenticate(c, key); err != nil {
+		_ = c.Close()
+		return err
+	}
+	r.conn = c
+	return nil
 }
 
 // authenticate answers the server's nonce with HMAC(key, nonce|rank|size).
@@ -67,33 +88,33 @@ func (r *rendezvous) authenticate(c net.Conn, key []byte) error {
 	_ = c.SetDeadline(time.Now().Add(r.timeout))
 	kind, body, err := readFrame(c)
 	if err != nil {
-		return fmt.Errorf("no greeting from the acprun rendezvous at %s (ACP_BOOTSTRAP_ADDR): %v", r.addr, err)
+		return fmt.Errorf("no greeting from %s at %s (ACP_BOOTSTRAP_ADDR): %v", r.who, r.addr, err)
 	}
 	if kind != msgHello || !strings.HasPrefix(string(body), helloMagic) || len(body) != len(helloMagic)+nonceBytes {
-		return fmt.Errorf("%s (ACP_BOOTSTRAP_ADDR) is not an acprun rendezvous of this libacp version", r.addr)
+		return fmt.Errorf("%s (ACP_BOOTSTRAP_ADDR) is not a libacp rendezvous of this version (%s expected)", r.addr, r.who)
 	}
 	nonce := body[len(helloMagic):]
 	msg := binary.BigEndian.AppendUint32(nil, uint32(r.rank))
 	msg = binary.BigEndian.AppendUint32(msg, uint32(r.size))
 	msg = append(msg, authMAC(key, nonce, r.rank, r.size)...)
 	if err := writeFrame(c, msgAuth, msg); err != nil {
-		return fmt.Errorf("acprun rendezvous at %s: %v", r.addr, err)
+		return fmt.Errorf("%s at %s: %v", r.who, r.addr, err)
 	}
 	kind, body, err = readFrame(c)
 	switch {
 	case err != nil:
-		return fmt.Errorf("acprun rendezvous at %s did not answer rank %d: %v", r.addr, r.rank, err)
+		return fmt.Errorf("%s at %s did not answer rank %d: %v", r.who, r.addr, r.rank, err)
 	case kind == msgReject:
-		return fmt.Errorf("acprun rendezvous at %s refused rank %d: %s", r.addr, r.rank, body)
+		return fmt.Errorf("%s at %s refused rank %d: %s", r.who, r.addr, r.rank, body)
 	case kind != msgWelcome:
-		return fmt.Errorf("acprun rendezvous at %s sent message %q instead of a welcome", r.addr, kind)
+		return fmt.Errorf("%s at %s sent message %q instead of a welcome", r.who, r.addr, kind)
 	}
 	return c.SetDeadline(time.Time{})
 }
 
 func (r *rendezvous) Rank() int       { return r.rank }
 func (r *rendezvous) Size() int       { return r.size }
-func (r *rendezvous) Method() string  { return "acprun" }
+func (r *rendezvous) Method() string  { return r.method }
 func (r *rendezvous) LocalIP() string { return localIPOf(r.conn) }
 
 func (r *rendezvous) AllGather(rec []byte) ([]byte, error) {
@@ -134,7 +155,7 @@ func (r *rendezvous) exchange(op byte, rec []byte) ([]byte, error) {
 	}
 	body := binary.BigEndian.AppendUint64([]byte{op}, uint64(limit.Milliseconds()))
 	if err := r.write(msgGather, append(body, rec...), r.timeout); err != nil {
-		return nil, fmt.Errorf("%s: lost the connection to the acprun rendezvous at %s: %v", opName(op), r.addr, err)
+		return nil, fmt.Errorf("%s: lost the connection to %s at %s: %v", opName(op), r.who, r.addr, err)
 	}
 	var deadline time.Time
 	if limit > 0 {
@@ -146,13 +167,13 @@ func (r *rendezvous) exchange(op byte, rec []byte) ([]byte, error) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, fmt.Errorf("%s: no answer from the acprun rendezvous at %s for %v (is acprun still running?)", opName(op), r.addr, r.timeout+answerGrace)
+		return nil, fmt.Errorf("%s: no answer from %s at %s for %v (is %s still running?)", opName(op), r.who, r.addr, r.timeout+answerGrace, r.owner)
 	case err != nil:
-		return nil, fmt.Errorf("%s: lost the connection to the acprun rendezvous at %s: %v (acprun stopped the job?)", opName(op), r.addr, err)
+		return nil, fmt.Errorf("%s: lost the connection to %s at %s: %v (%s stopped or ended?)", opName(op), r.who, r.addr, err, r.owner)
 	case kind == msgError:
 		return nil, errors.New(string(body))
 	case kind != msgResult:
-		return nil, fmt.Errorf("%s: unexpected message %q from the acprun rendezvous", opName(op), kind)
+		return nil, fmt.Errorf("%s: unexpected message %q from %s", opName(op), kind, r.who)
 	case len(body) != r.size*len(rec):
 		return nil, fmt.Errorf("%s: the rendezvous returned %d bytes for %d records of %d bytes", opName(op), len(body), r.size, len(rec))
 	}
@@ -179,7 +200,8 @@ func (r *rendezvous) Abort(code int, msg string) {
 
 // Close says goodbye, so that acprun does not take the disconnection for a
 // crash, and waits for the acknowledgement so that the goodbye cannot be
-// lost to a reset when the process exits right after.
+// lost to a reset when the process exits right after. A process that runs
+// the server keeps it until the others have said goodbye too.
 func (r *rendezvous) Close() error {
 	r.coll.Lock()
 	defer r.coll.Unlock()
@@ -187,6 +209,12 @@ func (r *rendezvous) Close() error {
 		return nil
 	}
 	r.closed = true
+	if r.server != nil {
+		defer func() {
+			r.server.waitLeft(leaveLimit)
+			_ = r.server.Close()
+		}()
+	}
 	if r.aborted.Load() {
 		return nil
 	}
@@ -203,7 +231,7 @@ func (r *rendezvous) Close() error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("closing the connection to the acprun rendezvous at %s: %v", r.addr, err)
+		return fmt.Errorf("closing the connection to %s at %s: %v", r.who, r.addr, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -81,6 +82,11 @@ const (
 // NewServer listens on a random loopback port for the n ranks of a job
 // that knows key (hex, see NewKey). Call Start to serve.
 func NewServer(n int, key string) (*Server, error) {
+	return listenServer("127.0.0.1:0", n, key)
+}
+
+// listenServer is NewServer on a given address.
+func listenServer(addr string, n int, key string) (*Server, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("rendezvous for %d processes: need at least 1", n)
 	}
@@ -88,9 +94,9 @@ func NewServer(n int, key string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("rendezvous cannot listen on 127.0.0.1: %v", err)
+		return nil, fmt.Errorf("rendezvous cannot listen on %s: %w", addr, err)
 	}
 	return &Server{n: n, key: k, ln: ln, slots: make([]slot, n), conns: map[net.Conn]struct{}{}}, nil
 }
@@ -125,6 +131,20 @@ func (s *Server) Close() error {
 	}
 	s.wg.Wait()
 	return err
+}
+
+// waitLeft waits up to limit until no rank is connected any more.
+func (s *Server) waitLeft(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		joined := slices.ContainsFunc(s.slots, func(sl slot) bool { return sl.state == slotJoined })
+		s.mu.Unlock()
+		if !joined {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -228,7 +248,7 @@ func (s *Server) challenge(c net.Conn) (int, error) {
 		return -1, refusal{fmt.Sprintf(format, args...)}
 	}
 	if !hmac.Equal(mac, authMAC(s.key, nonce, rank, size)) {
-		return refuse("authentication failed for rank %d: wrong job key (ACP_JOB_KEY does not belong to this acprun)", rank)
+		return refuse("authentication failed for rank %d: wrong job key (the process belongs to another job: another acprun's ACP_JOB_KEY, or another launcher job)", rank)
 	}
 	if size != s.n {
 		return refuse("rank %d says the job has %d processes (ACP_NPROCS), but this job has %d", rank, size, s.n)

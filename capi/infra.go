@@ -41,6 +41,7 @@ func goacp_init(argc *C.int, argv ***C.char) C.int {
 		}
 	}
 	rewriteArgs(argc, argv, args, kept)
+	programStarterSizeDL(s) // before core.New sizes the starter memories (ml_dl.go)
 
 	b, err := openBootstrap(s)
 	if err != nil {

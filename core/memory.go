@@ -1,0 +1,97 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+)
+
+// MemoryItem is what one table of the library costs one process.
+type MemoryItem struct {
+	Table string
+	Bytes uint64
+	// How is how the figure is made up, and when the memory is held.
+	How string
+}
+
+// MemoryUse estimates the memory the basic layer of one process holds in a
+// job of nprocs processes with these settings. The figures come from the
+// constants and struct sizes the code uses (not from a measurement); the
+// tests compare them with real allocations. Transports report their own
+// tables (udp.MemoryUse).
+func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
+	trs, err := memoryTransports(s)
+	if err != nil {
+		return nil, err
+	}
+	colors := 1
+	rec := uint64(8 + 2 + nodeIDSize)
+	for _, t := range trs {
+		colors = max(colors, t.Colors)
+		rec += 1 + uint64(t.AddressSize)
+	}
+	l, err := NewLayout(nprocs, colors)
+	if err != nil {
+		return nil, err
+	}
+	depth := s.Int("queue-depth")
+	var starters uint64
+	for _, name := range []string{"size-smem", "size-smem-cl", "size-smem-dl"} {
+		starters += pageRound(s.Uint(name))
+	}
+	n := uint64(nprocs)
+	items := []MemoryItem{
+		{"registration table", regTableBytes(l),
+			fmt.Sprintf("%d segment slots of %d bytes, a free list, the 3 starter regions", min(l.Segments(), maxSegments), unsafe.Sizeof(atomic.Pointer[Region]{}))},
+		{"command ring", queueBytes(depth),
+			fmt.Sprintf("--acp-queue-depth %d × %d-byte commands, plus the lock, counters and done flags shared with the C fast path", depth, unsafe.Sizeof(cmd{}))},
+		{"start-up records", n * rec,
+			fmt.Sprintf("%d processes × %d bytes (job key, colours, host id, transport addresses); held during acp_init only", nprocs, rec)},
+		{"routes", n, "1 byte per process: the transport that reaches it (4 more per process after an acp_reset that changes the ranks)"},
+		{"starter memories", starters, "--acp-size-smem, -cl and -dl, rounded up to pages; mapped, not on the Go heap"},
+	}
+	return items, nil
+}
+
+// memoryTransports are the transports acp_init would try: those named by
+// --acp-transports, or every registered one.
+func memoryTransports(s *Settings) ([]TransportInfo, error) {
+	v := strings.TrimSpace(s.String("transports"))
+	if v == "" {
+		return Transports(), nil
+	}
+	var out []TransportInfo
+	for _, name := range strings.Split(v, ",") {
+		name = strings.TrimSpace(strings.ToLower(name))
+		if name == "" {
+			continue
+		}
+		info, ok := LookupTransport(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", name, strings.Join(registeredNames(), ", "))
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// regTableBytes is what NewRegTable allocates for a layout.
+func regTableBytes(l Layout) uint64 {
+	slots := uint64(min(l.Segments(), maxSegments))
+	return slots*uint64(unsafe.Sizeof(atomic.Pointer[Region]{})) +
+		(slots-SegFirstUser)*uint64(unsafe.Sizeof(int(0))) +
+		3*uint64(unsafe.Sizeof(Region{}))
+}
+
+// queueBytes is what the command queue allocates for a depth: the ring on
+// the Go heap and the mapped state shared with the C fast path.
+func queueBytes(depth int) uint64 {
+	return uint64(depth)*uint64(unsafe.Sizeof(cmd{})) +
+		pageRound(uint64(fastHeaderSize+fastMaxWindow*fastEntrySize+4*depth))
+}
+
+func pageRound(n uint64) uint64 {
+	const page = 4096
+	return (n + page - 1) / page * page
+}

@@ -1,0 +1,136 @@
+// Package dl is the data library's containers: vector, deque, list, set,
+// multiset and map, kept in the global heap (package heap) and reached
+// with global memory accesses alone, so that any rank operates on any
+// container.
+//
+// Control blocks and elements keep the original ACP's byte layouts, which
+// programs read directly through acp_query_address (the spec's Appendix
+// B). Every call is blocking: it completes the caller's outstanding global
+// memory accesses before it returns. Failures leave the container as it was
+// where the original would have, and are returned so that the C face can
+// say why with ACP_VERBOSE=1.
+package dl
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/ml/heap"
+)
+
+// Library is one process's data library.
+type Library struct {
+	e       *core.Engine
+	scratch *heap.Scratch
+}
+
+// Start lays out this process's heap and waits until every rank did, so
+// that no rank allocates from a heap not laid out yet. Collective.
+func Start(e *core.Engine) (*Library, error) {
+	heap.Init(e)
+	s, err := heap.NewScratch(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Sync(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &Library{e: e, scratch: s}, nil
+}
+
+// Stop releases the scratch memory. No call may be in progress.
+func (l *Library) Stop() { l.scratch.Close() }
+
+// Engine is the basic layer the library runs on.
+func (l *Library) Engine() *core.Engine { return l.e }
+
+// Call runs fn as one data-library call (for the workspace).
+func (l *Library) Call(fn func(a *heap.Access) error) error { return l.call(fn) }
+
+// call runs fn with a scratch buffer and completes every outstanding
+// access of the caller afterwards (spec 1.9).
+func (l *Library) call(fn func(a *heap.Access) error) error {
+	a, err := l.scratch.Begin()
+	if err != nil {
+		return err
+	}
+	err = fn(a)
+	if eerr := a.End(); err == nil {
+		err = eerr
+	}
+	l.e.Complete(core.HandleAll)
+	return err
+}
+
+// Malloc is acp_malloc.
+func (l *Library) Malloc(size uint64, rank int) (ga core.GA, err error) {
+	err = l.call(func(a *heap.Access) error {
+		ga, err = heap.Malloc(a, size, rank)
+		return err
+	})
+	return ga, err
+}
+
+// Free is acp_free.
+func (l *Library) Free(ga core.GA) error {
+	return l.call(func(a *heap.Access) error { return heap.Free(a, ga) })
+}
+
+// Element is acp_element_t: a byte range in global memory.
+type Element struct {
+	GA   core.GA
+	Size uint64
+}
+
+// Pair is acp_pair_t.
+type Pair struct{ First, Second Element }
+
+func round8(n uint64) uint64 { return (n + 7) &^ 7 }
+
+// errNull is the error for a container handle whose GA is ACP_GA_NULL.
+func errNull(what string) error {
+	return fmt.Errorf("the %s is ACP_GA_NULL (its creation failed?)", what)
+}
+
+// ErrDifferent reports iterators of two containers where one is needed.
+var ErrDifferent = errors.New("the iterators belong to different containers")
+
+func malloc(a *heap.Access, size uint64, rank int) (core.GA, error) {
+	return heap.Malloc(a, size, rank)
+}
+
+func free(a *heap.Access, ga core.GA) {
+	if ga != core.GANull {
+		if err := heap.Free(a, ga); err != nil {
+			a.Engine().Logf(1, "data library: freeing %#x: %v", uint64(ga), err)
+		}
+	}
+}
+
+// landed waits for the copies issued so far; when one failed (a bad GA
+// from the caller) it frees the blocks allocated for the operation, which
+// then changes nothing.
+func landed(a *heap.Access, allocated ...core.GA) error {
+	err := a.Flush()
+	if err == nil {
+		return nil
+	}
+	a.ClearErr()
+	for _, g := range allocated {
+		free(a, g)
+	}
+	a.ClearErr()
+	return err
+}
+
+func rankOf(a *heap.Access, ga core.GA) int { return a.Engine().QueryRank(ga) }
+
+// clamp limits an iterator index to 0..n.
+func clamp(i int, n uint64) uint64 {
+	if i < 0 {
+		return 0
+	}
+	return min(uint64(i), n)
+}

@@ -1,0 +1,388 @@
+package heap
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+)
+
+// Scratch buffers are how the data library reads and writes global memory:
+// a GMA needs a registered local end, and the original took one from the
+// caller's own heap on every call (so a full heap made every container call
+// fail, Q-DL-1). These live outside the Go heap (mmap), are registered once
+// and are reused; a call holds one for its duration, so threads never share.
+const (
+	slotSize  = 32 << 10
+	wordOff   = 0                   // result word of atomics
+	readOff   = 64                  // reads land in [readOff, writeOff)
+	writeOff  = 16 << 10            // staged writes fill [writeOff, slotSize)
+	readArea  = writeOff - readOff  // largest single read
+	writeArea = slotSize - writeOff // largest single staged write
+)
+
+// ErrFailed reports that a GMA of the call completed with an error (the
+// basic layer has said which and why with ACP_VERBOSE=1).
+var ErrFailed = errors.New("a global memory access failed at its owner (ACP_VERBOSE=1 shows which)")
+
+// Scratch is the pool of registered scratch buffers of one process.
+type Scratch struct {
+	e    *core.Engine
+	mu   sync.Mutex
+	free []*slot
+	all  []*slot
+}
+
+type slot struct {
+	mem []byte
+	ga  core.GA // GA of mem[0], also the registration key
+}
+
+// NewScratch registers the first scratch buffer; more are made when several
+// threads are inside the data library at once.
+func NewScratch(e *core.Engine) (*Scratch, error) {
+	s := &Scratch{e: e}
+	sl, err := s.newSlot()
+	if err != nil {
+		return nil, err
+	}
+	s.free = append(s.free, sl)
+	return s, nil
+}
+
+func (s *Scratch) newSlot() (*slot, error) {
+	mem, err := unix.Mmap(-1, 0, slotSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("cannot map %d bytes of scratch memory: %v", slotSize, err)
+	}
+	ga, err := s.e.Register(unsafe.Pointer(&mem[0]), slotSize, 0)
+	if err != nil {
+		_ = unix.Munmap(mem)
+		return nil, fmt.Errorf("cannot register scratch memory: %v", err)
+	}
+	sl := &slot{mem: mem, ga: ga}
+	s.all = append(s.all, sl)
+	return sl, nil
+}
+
+// Close unregisters and unmaps every buffer. No call may be in progress.
+func (s *Scratch) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sl := range s.all {
+		_ = s.e.Unregister(sl.ga)
+		_ = unix.Munmap(sl.mem)
+	}
+	s.all, s.free = nil, nil
+}
+
+// Begin starts a call: it takes a buffer for the calling thread.
+func (s *Scratch) Begin() (*Access, error) {
+	s.mu.Lock()
+	var sl *slot
+	if n := len(s.free); n > 0 {
+		sl = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		var err error
+		if sl, err = s.newSlot(); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	s.mu.Unlock()
+	return &Access{e: s.e, s: s, sl: sl, wpos: writeOff, errs: s.e.Errors()}, nil
+}
+
+// Access is one call's view of global memory. Reads wait for their data;
+// writes are staged in the scratch buffer and issued at once but waited for
+// only by Flush (or by the next read), so several small updates cost one
+// round trip. Writes that overlap a write not yet completed, and every
+// read, first complete what was issued: nothing is reordered.
+type Access struct {
+	e       *core.Engine
+	s       *Scratch
+	sl      *slot
+	wpos    int
+	pending []span // destinations of issued, unwaited writes
+	errs    int64  // the engine's error count when this access last checked
+	err     error  // first failure; later operations do nothing
+}
+
+type span struct{ ga, end core.GA }
+
+// Engine is the basic layer this access works on.
+func (a *Access) Engine() *core.Engine { return a.e }
+
+// End completes the call's writes and gives the buffer back. It returns
+// the first failure of the call.
+func (a *Access) End() error {
+	a.Flush()
+	a.s.mu.Lock()
+	a.s.free = append(a.s.free, a.sl)
+	a.s.mu.Unlock()
+	a.sl = nil
+	return a.err
+}
+
+// ClearErr forgets the call's failure so that cleanup can still use the
+// access; it returns the failure.
+func (a *Access) ClearErr() error {
+	err := a.err
+	a.err = nil
+	return err
+}
+
+// Err is the first failure of the call, if any.
+func (a *Access) Err() error { return a.err }
+
+func (a *Access) fail(err error) error {
+	if a.err == nil {
+		a.err = err
+	}
+	return a.err
+}
+
+// wait completes everything issued and notes failures.
+func (a *Access) wait() error {
+	a.e.Complete(core.HandleAll)
+	a.pending = a.pending[:0]
+	a.wpos = writeOff
+	if n := a.e.Errors(); n != a.errs {
+		a.errs = n
+		return a.fail(ErrFailed)
+	}
+	return a.err
+}
+
+// Flush waits for every write issued so far.
+func (a *Access) Flush() error {
+	if len(a.pending) == 0 {
+		return a.err
+	}
+	return a.wait()
+}
+
+func (a *Access) overlapsPending(ga core.GA, n uint64) bool {
+	end := ga + core.GA(n)
+	for _, p := range a.pending {
+		if ga < p.end && p.ga < end {
+			return true
+		}
+	}
+	return false
+}
+
+// Read copies n bytes at ga (any rank) into a new Go slice.
+func (a *Access) Read(ga core.GA, n uint64) ([]byte, error) {
+	out := make([]byte, n)
+	return out, a.ReadInto(out, ga)
+}
+
+// ReadInto fills b with the bytes at ga.
+func (a *Access) ReadInto(b []byte, ga core.GA) error {
+	if a.err != nil {
+		return a.err
+	}
+	if len(a.pending) > 0 {
+		if err := a.wait(); err != nil {
+			return err
+		}
+	}
+	for len(b) > 0 {
+		// Issue as many chunks as the read area holds, then wait once.
+		off, start := readOff, b
+		for len(b) > 0 && off < writeOff {
+			n := min(len(b), writeOff-off)
+			if _, err := a.e.Copy(a.sl.ga+core.GA(off), ga, uint64(n), core.HandleNull); err != nil {
+				return a.fail(fmt.Errorf("reading %d bytes at %#x: %w", n, uint64(ga), err))
+			}
+			ga += core.GA(n)
+			off += n
+			b = b[n:]
+		}
+		if err := a.wait(); err != nil {
+			return err
+		}
+		copy(start, a.sl.mem[readOff:off])
+	}
+	return nil
+}
+
+// Word reads the 8-byte little-endian word at ga.
+func (a *Access) Word(ga core.GA) (uint64, error) {
+	var b [8]byte
+	err := a.ReadInto(b[:], ga)
+	return le64(b[:]), err
+}
+
+// Words reads n consecutive words at ga.
+func (a *Access) Words(ga core.GA, n int) ([]uint64, error) {
+	b, err := a.Read(ga, uint64(8*n))
+	if err != nil {
+		return nil, err
+	}
+	w := make([]uint64, n)
+	for i := range w {
+		w[i] = le64(b[8*i:])
+	}
+	return w, nil
+}
+
+// Write issues a copy of b to ga (any rank); Flush or the next read waits
+// for it.
+func (a *Access) Write(ga core.GA, b []byte) error {
+	for len(b) > 0 && a.err == nil {
+		n := min(len(b), writeArea)
+		if a.wpos+n > slotSize || a.overlapsPending(ga, uint64(n)) {
+			if err := a.wait(); err != nil {
+				return err
+			}
+		}
+		copy(a.sl.mem[a.wpos:], b[:n])
+		if _, err := a.e.Copy(ga, a.sl.ga+core.GA(a.wpos), uint64(n), core.HandleNull); err != nil {
+			return a.fail(fmt.Errorf("writing %d bytes at %#x: %w", n, uint64(ga), err))
+		}
+		a.pending = append(a.pending, span{ga, ga + core.GA(n)})
+		a.wpos += (n + 7) &^ 7
+		ga += core.GA(n)
+		b = b[n:]
+	}
+	return a.err
+}
+
+// PutWords writes consecutive words at ga.
+func (a *Access) PutWords(ga core.GA, w ...uint64) error {
+	b := make([]byte, 8*len(w))
+	for i, v := range w {
+		put64(b[8*i:], v)
+	}
+	return a.Write(ga, b)
+}
+
+// Zero writes n zero bytes at ga.
+func (a *Access) Zero(ga core.GA, n uint64) error {
+	var zeros [writeArea]byte
+	for n > 0 && a.err == nil {
+		k := min(n, writeArea)
+		a.Write(ga, zeros[:k])
+		ga += core.GA(k)
+		n -= k
+	}
+	return a.err
+}
+
+// Copy issues acp_copy(dst, src, n) between any two ranks (neither end
+// passes through this process). It counts as a write of dst.
+func (a *Access) Copy(dst, src core.GA, n uint64) error {
+	if a.err != nil || n == 0 {
+		return a.err
+	}
+	if len(a.pending) > 0 {
+		// src may be something just written, dst something being written.
+		if err := a.wait(); err != nil {
+			return err
+		}
+	}
+	if _, err := a.e.Copy(dst, src, n, core.HandleNull); err != nil {
+		return a.fail(fmt.Errorf("copying %d bytes from %#x to %#x: %w", n, uint64(src), uint64(dst), err))
+	}
+	a.pending = append(a.pending, span{dst, dst + core.GA(n)})
+	return nil
+}
+
+// atomic runs op on the word at ga after everything issued before, and
+// returns the old value.
+func (a *Access) atomic(op core.AtomicOp, ga core.GA, x, y uint64) (uint64, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	if len(a.pending) > 0 {
+		if err := a.wait(); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := a.e.Atomic(op, a.sl.ga+wordOff, ga, x, y, core.HandleNull); err != nil {
+		return 0, a.fail(fmt.Errorf("%s at %#x: %w", op, uint64(ga), err))
+	}
+	if err := a.wait(); err != nil {
+		return 0, err
+	}
+	return le64(a.sl.mem[wordOff:]), nil
+}
+
+// CAS8 is acp_cas8 on the word at ga; it returns the old value.
+func (a *Access) CAS8(ga core.GA, old, new uint64) (uint64, error) {
+	return a.atomic(core.OpCas8, ga, old, new)
+}
+
+// Swap8 is acp_swap8 on the word at ga; it returns the old value.
+func (a *Access) Swap8(ga core.GA, v uint64) (uint64, error) {
+	return a.atomic(core.OpSwap8, ga, v, 0)
+}
+
+// lockWaitReport is how long a lock may be held by others before the
+// waiter says so (ACP_VERBOSE=1); it keeps waiting.
+const lockWaitReport = 10 * time.Second
+
+// Lock takes the spin lock word at ga (0 = free) with acp_cas8: the word
+// then holds the caller's rank + 1, so that a report names the holder.
+// Waiters back off (yield, then sleep up to a millisecond) so that a
+// crowded lock does not flood its owner with atomics.
+func (a *Access) Lock(ga core.GA, what string) error {
+	me := uint64(a.e.Rank()) + 1
+	start := time.Now()
+	reported := false
+	for i := 0; ; i++ {
+		old, err := a.CAS8(ga, 0, me)
+		if err != nil {
+			return err
+		}
+		if old == 0 {
+			return nil
+		}
+		if !reported && time.Since(start) > lockWaitReport {
+			a.e.Logf(1, "data library: waiting for %s (lock word %#x held by rank %d) for %v", what, uint64(ga), int64(old)-1, lockWaitReport)
+			reported = true
+		}
+		switch {
+		case i < 4:
+			runtime.Gosched()
+		default:
+			time.Sleep(time.Duration(min(1<<min(i-4, 10), 1000)) * time.Microsecond)
+		}
+	}
+}
+
+// Unlock completes the writes made under the lock, then frees it.
+func (a *Access) Unlock(ga core.GA) error {
+	err := a.Flush()
+	// Release even after a failure: the lock must not stay held.
+	saved := a.err
+	a.err = nil
+	_, uerr := a.Swap8(ga, 0)
+	if saved != nil {
+		a.err = saved
+	}
+	if err != nil {
+		return err
+	}
+	return uerr
+}
+
+func le64(b []byte) uint64 {
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+func put64(b []byte, v uint64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}

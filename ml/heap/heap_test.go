@@ -1,0 +1,219 @@
+package heap_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+	_ "github.com/libacp/libacp/core/memnet"
+	"github.com/libacp/libacp/ml/heap"
+)
+
+const dlSize = 4096
+
+// world starts n engines with a laid-out heap and a scratch pool each.
+func world(t *testing.T, n int, size int) (*coretest.World, []*heap.Scratch) {
+	w := coretest.NewWorld(t, n, "memnet", fmt.Sprintf("size-smem-dl=%d", size))
+	ss := make([]*heap.Scratch, n)
+	w.Run(func(r int, e *core.Engine) error {
+		heap.Init(e)
+		s, err := heap.NewScratch(e)
+		ss[r] = s
+		if err != nil {
+			return err
+		}
+		return e.Sync()
+	})
+	t.Cleanup(func() {
+		for _, s := range ss {
+			s.Close()
+		}
+		w.Close()
+	})
+	return w, ss
+}
+
+func word(e *core.Engine, ga core.GA) uint64 {
+	p, err := e.QueryAddress(ga)
+	if err != nil {
+		panic(err)
+	}
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8))
+}
+
+func TestFreshHeapPlacement(t *testing.T) {
+	w, ss := world(t, 1, dlSize)
+	e := w.Engines[0]
+	a, err := ss[0].Begin()
+	require.NoError(t, err)
+	defer a.End()
+	d, _ := e.StarterGADL(0)
+	wspan := uint64(dlSize-16) &^ 7
+
+	g0, err := heap.Malloc(a, 10, 0)
+	require.NoError(t, err)
+	assert.Equal(t, d+96, g0, "first block of a fresh heap")
+	assert.Equal(t, uint64(32+3), word(e, g0-8), "header: 32 bytes, allocated")
+	assert.Equal(t, uint64(32+3), word(e, g0+16), "footer")
+	g1, err := heap.Malloc(a, 0, 0)
+	require.NoError(t, err)
+	assert.Equal(t, g0+32, g1, "blocks are contiguous")
+	assert.Equal(t, uint64(3), word(e, d+16+64), "start sentinel")
+	assert.Equal(t, uint64(3), word(e, d+16+core.GA(wspan)-8), "end sentinel")
+
+	require.NoError(t, heap.Free(a, g0))
+	require.NoError(t, heap.Free(a, g1))
+	all, err := heap.Malloc(a, wspan-80-16, 0)
+	require.NoError(t, err)
+	assert.Equal(t, d+96, all, "everything freed: one block again")
+	_, err = heap.Malloc(a, 8, 0)
+	assert.ErrorIs(t, err, heap.ErrNoMemory)
+	assert.Contains(t, err.Error(), "ACP_SIZE_SMEM_DL")
+	require.NoError(t, heap.Free(a, all))
+}
+
+func TestBadFrees(t *testing.T) {
+	w, ss := world(t, 1, dlSize)
+	e := w.Engines[0]
+	a, err := ss[0].Begin()
+	require.NoError(t, err)
+	defer a.End()
+	g, err := heap.Malloc(a, 16, 0)
+	require.NoError(t, err)
+	assert.NoError(t, heap.Free(a, core.GANull), "ACP_GA_NULL is ignored")
+	assert.NoError(t, heap.Free(a, g+4), "unaligned GAs are ignored")
+	assert.ErrorIs(t, heap.Free(a, g+8), heap.ErrNotBlock)
+	bl, _ := e.StarterGA(0)
+	assert.ErrorIs(t, heap.Free(a, bl), heap.ErrNotBlock)
+	require.NoError(t, heap.Free(a, g))
+	assert.ErrorIs(t, heap.Free(a, g), heap.ErrNotBlock, "a second free")
+	_, err = heap.Malloc(a, 8, 5)
+	assert.Error(t, err, "rank out of range")
+}
+
+func TestNoHeap(t *testing.T) {
+	w, ss := world(t, 2, 64)
+	w.Run(func(r int, e *core.Engine) error {
+		a, err := ss[r].Begin()
+		if err != nil {
+			return err
+		}
+		defer a.End()
+		for rank := 0; rank < 2; rank++ {
+			_, err := heap.Malloc(a, 8, rank)
+			a.ClearErr()
+			if !errors.Is(err, heap.ErrNoHeap) && !errors.Is(err, heap.ErrFailed) {
+				return fmt.Errorf("malloc on rank %d without a heap: %v", rank, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Every rank, with several goroutines, allocates on rank 0 and on its
+// neighbour while freeing; blocks never overlap and every heap is one block
+// again at the end.
+func TestConcurrentRemoteMalloc(t *testing.T) {
+	const n, threads, iters = 3, 3, 40
+	w, ss := world(t, n, 1<<16)
+	type blk struct {
+		ga   core.GA
+		size uint64
+	}
+	var mu sync.Mutex
+	var live []blk
+	w.Run(func(r int, e *core.Engine) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, threads)
+		for th := 0; th < threads; th++ {
+			wg.Add(1)
+			go func(th int) {
+				defer wg.Done()
+				a, err := ss[r].Begin()
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer a.End()
+				var mine []blk
+				for i := 0; i < iters; i++ {
+					target := 0
+					if i%2 == 1 {
+						target = (r + 1) % n
+					}
+					size := uint64(1 + (i*37+th*11+r*7)%150)
+					g, err := heap.Malloc(a, size, target)
+					if err != nil {
+						errs <- err
+						return
+					}
+					mine = append(mine, blk{g, size})
+					if i%3 == 2 {
+						if err := heap.Free(a, mine[0].ga); err != nil {
+							errs <- err
+							return
+						}
+						mine = mine[1:]
+					}
+				}
+				mu.Lock()
+				live = append(live, mine...)
+				mu.Unlock()
+			}(th)
+		}
+		wg.Wait()
+		close(errs)
+		return <-errs
+	})
+	// No two live blocks overlap.
+	for i, x := range live {
+		for _, y := range live[i+1:] {
+			if x.ga < y.ga+core.GA((y.size+7)&^7) && y.ga < x.ga+core.GA((x.size+7)&^7) {
+				t.Fatalf("blocks %#x (%d bytes) and %#x (%d bytes) overlap", x.ga, x.size, y.ga, y.size)
+			}
+		}
+	}
+	w.Run(func(r int, e *core.Engine) error {
+		a, err := ss[r].Begin()
+		if err != nil {
+			return err
+		}
+		defer a.End()
+		mu.Lock()
+		var mine []core.GA
+		for i := r; i < len(live); i += n {
+			mine = append(mine, live[i].ga)
+		}
+		mu.Unlock()
+		for _, g := range mine {
+			if err := heap.Free(a, g); err != nil {
+				return err
+			}
+		}
+		return e.Sync()
+	})
+	w.Run(func(r int, e *core.Engine) error {
+		a, err := ss[r].Begin()
+		if err != nil {
+			return err
+		}
+		defer a.End()
+		d, _ := e.StarterGADL(r)
+		all, err := heap.Malloc(a, (1<<16-16)&^7-96, r)
+		if err != nil {
+			return fmt.Errorf("heap of rank %d is not one block again: %v", r, err)
+		}
+		if all != d+96 {
+			return fmt.Errorf("whole-heap block at %#x, want %#x", all, d+96)
+		}
+		return heap.Free(a, all)
+	})
+}

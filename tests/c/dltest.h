@@ -1,0 +1,70 @@
+/*
+ * dltest.h - helpers of the data-library tests: a value table in every
+ * rank's starter memory and a registered scratch buffer to read results.
+ */
+#ifndef DLTEST_H
+#define DLTEST_H
+
+#include "acptest.h"
+
+#define DLT_SMEM 4096 /* run with --acp-size-smem 4096 */
+
+/* Every rank's starter memory holds the int i at byte 4*i (i < 1024), so
+ * the GA of a 4-byte value v (< 1024) on rank r is dlt_val(r, v). */
+ACPT_API void dlt_fill_values(void)
+{
+    acpt_need_smem(DLT_SMEM);
+    int *p = acpt_starter(0);
+    for (int i = 0; i < DLT_SMEM / 4; i++)
+        p[i] = i;
+    acp_sync();
+}
+
+ACPT_API acp_ga_t dlt_val(int rank, int v) { return acp_query_starter_ga(rank) + 4 * (uint64_t)v; }
+
+/* A registered local buffer to copy results into. */
+static uint8_t *dlt_buf;
+static acp_ga_t dlt_bufga;
+#define DLT_BUF (1 << 16)
+
+ACPT_API void dlt_init_buf(void)
+{
+    dlt_buf = calloc(1, DLT_BUF);
+    acp_atkey_t k = acp_register_memory(dlt_buf, DLT_BUF, 0);
+    dlt_bufga = acp_query_ga(k, dlt_buf);
+    if (dlt_bufga == ACP_GA_NULL)
+        FATAL("cannot register the result buffer");
+}
+
+/* Reads n bytes at ga (any rank) into the buffer and returns it. */
+ACPT_API void *dlt_read(acp_ga_t ga, size_t n)
+{
+    memset(dlt_buf, 0xee, n);
+    if (n > 0)
+        acp_complete(acp_copy(dlt_bufga, ga, n, ACP_HANDLE_NULL));
+    return dlt_buf;
+}
+
+ACPT_API uint64_t dlt_word(acp_ga_t ga) { uint64_t w; memcpy(&w, dlt_read(ga, 8), 8); return w; }
+
+ACPT_API int dlt_int(acp_ga_t ga)
+{
+    int v;
+    if (ga == ACP_GA_NULL)
+        return -1;
+    memcpy(&v, dlt_read(ga, 4), 4);
+    return v;
+}
+
+/* Checks that the n ints at ga equal want[0..n-1]. */
+#define CHECK_INTS(ga, n, what, ...)                                                        \
+    do {                                                                                    \
+        const int want_[] = { __VA_ARGS__ };                                                \
+        int got_[64];                                                                       \
+        memcpy(got_, dlt_read((ga), 4 * (size_t)(n)), 4 * (size_t)(n));                     \
+        CHECK_INT((n), sizeof want_ / sizeof want_[0], "%s: number of ints", (what));        \
+        for (size_t i_ = 0; i_ < sizeof want_ / sizeof want_[0] && i_ < (size_t)(n); i_++)  \
+            CHECK_INT(got_[i_], want_[i_], "%s: int %zu", (what), i_);                       \
+    } while (0)
+
+#endif /* DLTEST_H */

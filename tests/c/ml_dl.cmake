@@ -1,0 +1,60 @@
+# Data-library tests (acp_malloc/acp_free, containers, workspace): included
+# from CMakeLists.txt. Each runs with 1, 2, 3 and 4 processes; the
+# container tests also over UDP alone, and over UDP with injected loss,
+# duplication and reordering. Label: dl.
+
+set(ACPDL_PROGRAMS t_dl_malloc t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_ws t_dl_nodl)
+foreach(prog ${ACPDL_PROGRAMS})
+  if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c)
+    continue()
+  endif()
+  add_executable(${prog} ${prog}.c acptest.h dltest.h)
+  target_link_libraries(${prog} PRIVATE ACP::acp Threads::Threads)
+  target_compile_options(${prog} PRIVATE -Wall -Wextra)
+  set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+endforeach()
+
+# The heap these tests lay out (they check its exact size).
+set(ACPDL_HEAP ACP_SIZE_SMEM_DL=1048576)
+set(ACPDL_FAULTS "ACP_UDP_FAULTS=loss=0.05,dup=0.05,reorder=0.05")
+
+macro(acpdl_test prog)
+  if(TARGET ${prog})
+    acp_c_test(${prog} ${ARGN})
+  endif()
+endmacro()
+
+acpdl_test(t_dl_malloc SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON TIMEOUT 150
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
+acpdl_test(t_dl_ws     SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
+foreach(prog t_dl_vector t_dl_deque t_dl_list t_dl_hashed)
+  if(NOT TARGET ${prog})
+    continue()
+  endif()
+  acp_c_test(${prog} SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON
+             ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
+  if(ACPRUN)
+    add_test(NAME ${prog}_faults_np4
+      COMMAND ${ACPRUN} -np 4 --timeout 150 --acp-size-smem 4096 $<TARGET_FILE:${prog}>)
+    set_tests_properties(${prog}_faults_np4 PROPERTIES
+      LABELS "c;dl;udp;np4" TIMEOUT 180
+      ENVIRONMENT "ACP_TRANSPORTS=udp;${ACPDL_FAULTS};${ACPDL_HEAP}")
+  endif()
+endforeach()
+
+# A program that defines iacp_starter_memory_size_dl = 0, as programs
+# written for the original do to go without the data library: honoured
+# when no setting says otherwise (the singleton run), overridden by
+# ACP_SIZE_SMEM_DL (the acprun run sets it).
+if(TARGET t_dl_nodl)
+add_test(NAME t_dl_nodl_singleton COMMAND t_dl_nodl)
+set_tests_properties(t_dl_nodl_singleton PROPERTIES
+  LABELS "c;dl;singleton;quick" TIMEOUT 60 ENVIRONMENT "ACP_VERBOSE=1;ACPT_EXPECT_HEAP=0")
+if(ACPRUN)
+  add_test(NAME t_dl_nodl_np2
+    COMMAND ${ACPRUN} -np 2 --timeout 50 $<TARGET_FILE:t_dl_nodl>)
+  set_tests_properties(t_dl_nodl_np2 PROPERTIES
+    LABELS "c;dl;np2;quick" TIMEOUT 80 ENVIRONMENT "ACP_VERBOSE=1;ACPT_EXPECT_HEAP=1;${ACPDL_HEAP}")
+endif()
+endif()
