@@ -67,6 +67,7 @@ var BaseSettings = []Setting{
 	{Name: "transports", Kind: KindString, Default: "", Help: "comma-separated transports to use between processes (default: every available one, best first)"},
 	{Name: "bootstrap-addr", Kind: KindString, Default: "", Help: "host:port of the start-up rendezvous (set by acprun)"},
 	{Name: "job-key", Kind: KindString, Default: "", EnvOnly: true, Help: "secret of the job's rendezvous (set by acprun; environment only)"},
+	{Name: "launcher-defaults", Kind: KindString, Default: "", EnvOnly: true, Help: "defaults a launcher gives its jobs, as name=value,... (acprun: 1024-byte starter memories); the user's settings and a program's own starter sizes come first"},
 }
 
 // Settings holds the values in force for one process.
@@ -171,6 +172,29 @@ func (s *Settings) optionNames() []string {
 		}
 	}
 	return names
+}
+
+// ApplyLauncherDefaults sets, from the launcher-defaults setting, every
+// setting still at its built-in default. Called after everything with a
+// higher priority (options, environment, the program's own variables).
+func (s *Settings) ApplyLauncherDefaults() error {
+	spec := strings.TrimSpace(s.values["launcher-defaults"])
+	if spec == "" {
+		return nil
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return fmt.Errorf("ACP_LAUNCHER_DEFAULTS: %q is not name=value", kv)
+		}
+		if _, known := s.known[name]; !known || s.source[name] != "default" {
+			continue
+		}
+		if err := s.Set(name, val, "launcher default"); err != nil {
+			return fmt.Errorf("ACP_LAUNCHER_DEFAULTS: %v", err)
+		}
+	}
+	return nil
 }
 
 // String returns a setting's raw value.

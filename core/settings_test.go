@@ -59,3 +59,17 @@ func TestSettingEnvNames(t *testing.T) {
 	assert.Equal(t, "ACP_SIZE_SMEM_CL", Setting{Name: "size-smem-cl"}.Env())
 	assert.Equal(t, "--acp-size-smem-cl", Setting{Name: "size-smem-cl"}.Option())
 }
+
+func TestLauncherDefaultsRankBelowEverythingElse(t *testing.T) {
+	s := NewSettings(BaseSettings)
+	env := map[string]string{"ACP_LAUNCHER_DEFAULTS": "size-smem=1024,size-smem-cl=1024,size-smem-dl=1024", "ACP_SIZE_SMEM_CL": "4096"}
+	require.NoError(t, s.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	require.NoError(t, s.Set("size-smem-dl", "0", "the program's iacp_starter_memory_size_dl"))
+	require.NoError(t, s.ApplyLauncherDefaults())
+	assert.Equal(t, uint64(1024), s.Uint("size-smem"), "the launcher's default")
+	assert.Equal(t, uint64(4096), s.Uint("size-smem-cl"), "the user's environment wins")
+	assert.Equal(t, uint64(0), s.Uint("size-smem-dl"), "the program's variable wins")
+	bad := NewSettings(BaseSettings)
+	require.NoError(t, bad.Set("launcher-defaults", "size-smem", "test"))
+	assert.Error(t, bad.ApplyLauncherDefaults())
+}

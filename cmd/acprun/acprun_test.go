@@ -222,7 +222,7 @@ func TestRankEnvironment(t *testing.T) {
 		assert.Equal(t, fmt.Sprint(rank), m["ACP_MYRANK"], "the inherited ACP_MYRANK must be replaced")
 		assert.Equal(t, "2", m["ACP_NPROCS"])
 		assert.Equal(t, "2048", m["ACP_SIZE_SMEM"])
-		assert.Equal(t, "1024", m["ACP_SIZE_SMEM_CL"])
+		assert.Equal(t, "size-smem=1024,size-smem-cl=1024,size-smem-dl=1024", m["ACP_LAUNCHER_DEFAULTS"])
 		assert.Equal(t, "65536", m["ACP_SIZE_SMEM_DL"])
 		assert.Equal(t, "2", m["ACP_VERBOSE"])
 		assert.Regexp(t, `^127\.0\.0\.1:\d+$`, m["ACP_BOOTSTRAP_ADDR"])

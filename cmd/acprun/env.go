@@ -15,16 +15,15 @@ const starterDefault = "1024"
 var perJob = []string{"ACP_MYRANK", "ACP_NPROCS", "ACP_BOOTSTRAP_ADDR", "ACP_JOB_KEY"}
 
 // jobEnv is the environment shared by every rank: acprun's own, with the
-// options' settings on top, the launcher's starter sizes unless the user
-// chose them, and the rendezvous. Library options travel here and never
-// on the ranks' command lines, so that argv stays as the user wrote it.
+// options' settings on top, the launcher's starter sizes as defaults, and
+// the rendezvous. Library options travel here and never on the ranks'
+// command lines, so that argv stays as the user wrote it. The starter sizes
+// are defaults (ACP_LAUNCHER_DEFAULTS), not settings, so that a size the
+// user chose, or one a program declares itself (iacp_starter_memory_size_*),
+// still wins in acp_init.
 func jobEnv(inherited []string, c *config, addr, key string) []string {
 	set := maps.Clone(c.env)
-	for _, v := range []string{"ACP_SIZE_SMEM", "ACP_SIZE_SMEM_CL", "ACP_SIZE_SMEM_DL"} {
-		if _, ok := set[v]; !ok && !hasVar(inherited, v) {
-			set[v] = starterDefault
-		}
-	}
+	set["ACP_LAUNCHER_DEFAULTS"] = "size-smem=" + starterDefault + ",size-smem-cl=" + starterDefault + ",size-smem-dl=" + starterDefault
 	set["ACP_NPROCS"] = strconv.Itoa(c.np)
 	set["ACP_BOOTSTRAP_ADDR"] = addr
 	set["ACP_JOB_KEY"] = key
@@ -45,8 +44,4 @@ func jobEnv(inherited []string, c *config, addr, key string) []string {
 // rankEnv adds the rank's number to the job's environment.
 func rankEnv(job []string, rank int) []string {
 	return append(slices.Clip(job), "ACP_MYRANK="+strconv.Itoa(rank))
-}
-
-func hasVar(env []string, name string) bool {
-	return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }

@@ -198,9 +198,10 @@ func TestJobEnv(t *testing.T) {
 	assert.ElementsMatch(t, []string{
 		"PATH=/bin",
 		"ACP_SIZE_SMEM=4096",     // option beats the environment
-		"ACP_SIZE_SMEM_CL=1024",  // acprun's default
 		"ACP_SIZE_SMEM_DL=65536", // inherited, respected
-		"ACP_PEER_TIMEOUT=9",     // inherited, respected
+		// acprun's starter sizes are defaults, below a program's own sizes
+		"ACP_LAUNCHER_DEFAULTS=size-smem=1024,size-smem-cl=1024,size-smem-dl=1024",
+		"ACP_PEER_TIMEOUT=9", // inherited, respected
 		"ACP_VERBOSE=1",
 		"ACP_MYRANK=2", "ACP_NPROCS=3", "ACP_BOOTSTRAP_ADDR=127.0.0.1:5", "ACP_JOB_KEY=k3y", // always ours
 	}, env)
