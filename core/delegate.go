@@ -10,10 +10,9 @@ import (
 // (copy) or target (atomic), which executes it and answers with msgDone —
 // the way the original devices did it.
 const (
-	msgCopy    = 1 // h, dst, src, size
-	msgAtomic  = 2 // h, op, dst, src, a, b
-	msgDone    = 3 // h, status
-	msgBarrier = 4 // epoch, round
+	msgCopy   = 1 // h, dst, src, size
+	msgAtomic = 2 // h, op, dst, src, a, b
+	msgDone   = 3 // h, status
 )
 
 var le = binary.LittleEndian
@@ -50,9 +49,6 @@ func (e *Engine) Deliver(peer int, msg []byte) {
 		e.execAtomic(peer, Handle(le.Uint64(msg[1:])), AtomicOp(msg[9]), GA(le.Uint64(msg[10:])), GA(le.Uint64(msg[18:])), le.Uint64(msg[26:]), le.Uint64(msg[34:]))
 	case msg[0] == msgDone && len(msg) == 10:
 		e.onDone(peer, Handle(le.Uint64(msg[1:])), Status(msg[9]))
-	case msg[0] == msgBarrier && len(msg) == 10:
-		e.bar.arrive(le.Uint64(msg[1:]), msg[9])
-		e.q.wake.broadcast()
 	default:
 		e.Logf(1, "dropped malformed control message (type %d, %d bytes) from process %d", msg[0], len(msg), peer)
 	}

@@ -55,8 +55,9 @@ type Engine struct {
 	phys     int          // our physical index
 	rank     atomic.Int64 // our logical rank (acp_rank)
 	log2phys []int32      // nil while logical == physical
+	phys2log []int32      // likewise
 	regs     *RegTable
-	starters [3][]byte
+	starters [NumStarters][]byte
 	colors   int
 	// startersShared: the starter memories belong to a transport (shared
 	// with peers), which releases them.
@@ -142,7 +143,6 @@ func New(cfg Config) (*Engine, error) {
 		e.freeStarters()
 		return nil, err
 	}
-	e.bar.init()
 
 	if err := e.exchange(); err != nil {
 		// The caller owns the exchanger and closes it on failure.
@@ -236,9 +236,9 @@ func (e *Engine) transportNames() string {
 
 func (e *Engine) allocStarters() error {
 	s := e.cfg.Settings
-	names := [3]string{"size-smem", "size-smem-cl", "size-smem-dl"}
-	var sizes [3]uint64
-	for i, name := range names {
+	names := [NumStarters]string{"size-smem", "size-smem-cl", "size-smem-dl", ""}
+	sizes := [NumStarters]uint64{SegEngine: engineAreaSize}
+	for i, name := range names[:SegEngine] {
 		sizes[i] = s.Uint(name)
 		if sizes[i] > e.layout.MaxOffset() {
 			return fmt.Errorf("starter memory of %d bytes exceeds the %d bytes a GA can address in a %d-process job; lower --acp-%s / %s",
@@ -259,6 +259,9 @@ func (e *Engine) allocStarters() error {
 		}
 	}
 	for i, name := range names {
+		if name == "" {
+			name = "engine area"
+		}
 		if !e.startersShared {
 			b, err := mapAnon(sizes[i])
 			if err != nil {
@@ -487,7 +490,7 @@ func (e *Engine) mapped(peer int, ga GA, n uint64) unsafe.Pointer {
 	}
 	p := m.Map(peer, ga, n)
 	if p != nil {
-		if seg, rank := e.layout.Seg(ga), e.layout.Rank(ga); seg < SegFirstUser && !e.q.fast.published(rank, seg) {
+		if seg, rank := e.layout.Seg(ga), e.layout.Rank(ga); seg <= SegStarterDL && !e.q.fast.published(rank, seg) {
 			base, size := m.Starter(peer, seg)
 			e.q.fast.publish(rank, seg, base, size)
 		}
@@ -499,7 +502,7 @@ func (e *Engine) mapped(peer int, ga GA, n uint64) unsafe.Pointer {
 func (e *Engine) publishOwn() {
 	f := e.q.fast
 	f.setLayout(e.layout, e.Rank())
-	for seg, b := range e.starters {
+	for seg, b := range e.starters[:SegEngine] {
 		if len(b) > 0 {
 			f.publish(e.Rank(), seg, unsafe.Pointer(&b[0]), uint64(len(b)))
 		}
@@ -754,15 +757,20 @@ func (e *Engine) ApplyReset(plan *ResetPlan) error {
 	for _, r := range e.regs.RemoveAll() {
 		e.withdraw(r, len(e.trs))
 	}
-	for i := range e.starters {
+	// The engine area keeps its barrier epochs: they only grow.
+	for i := range e.starters[:SegEngine] {
 		zeroMapped(e.starters[i])
 	}
 	e.q.reset()
 	e.failures.reset()
 	if plan.identity {
-		e.log2phys = nil
+		e.log2phys, e.phys2log = nil, nil
 	} else {
 		e.log2phys = plan.log2phys
+		e.phys2log = make([]int32, len(plan.log2phys))
+		for r, p := range plan.log2phys {
+			e.phys2log[p] = int32(r)
+		}
 	}
 	e.rank.Store(int64(plan.newRank))
 	e.regs.SetRank(plan.newRank)

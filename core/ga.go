@@ -25,7 +25,11 @@ const (
 	SegStarter   = 0 // BL starter memory (acp_query_starter_ga)
 	SegStarterCL = 1 // communication-library starter memory
 	SegStarterDL = 2 // data-library starter memory (acp_malloc heap)
-	SegFirstUser = 3 // first segment handed out by acp_register_memory
+	SegEngine    = 3 // the engine's own words that peers write (barrier arrivals)
+	SegFirstUser = 4 // first segment handed out by acp_register_memory
+
+	// NumStarters counts the regions every rank has from the start.
+	NumStarters = 4
 )
 
 // MaxProcs is the largest job the layout supports (the original's option

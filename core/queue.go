@@ -275,15 +275,10 @@ func (e *Engine) PeerRank(peer int) int { return e.rankOfPeer(peer) }
 
 // rankOfPeer maps a physical index back to its logical rank (diagnostics).
 func (e *Engine) rankOfPeer(peer int) int {
-	if e.log2phys == nil {
+	if e.phys2log == nil {
 		return peer
 	}
-	for r, p := range e.log2phys {
-		if int(p) == peer {
-			return r
-		}
-	}
-	return -1
+	return int(e.phys2log[peer])
 }
 
 func (e *Engine) opFailed(c *cmd, err error) {

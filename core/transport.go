@@ -114,10 +114,11 @@ type Mapper interface {
 }
 
 // StarterProvider is implemented by transports that place the starter
-// memories where peers can map them. The memory must be zeroed and page
-// aligned; the transport releases it when it closes.
+// memories (and the engine's area, SegEngine) where peers can map them.
+// The memory must be zeroed and page aligned; the transport releases it
+// when it closes.
 type StarterProvider interface {
-	Starters(sizes [3]uint64) ([3][]byte, error)
+	Starters(sizes [NumStarters]uint64) ([NumStarters][]byte, error)
 }
 
 // Host is what a transport may ask of the engine that owns it: target-side

@@ -43,7 +43,8 @@ var Settings = []core.Setting{
 }
 
 // Address record: node id (16) | pid (4) | starter memfd (4) | ring memfd
-// (4) | ring size (4) | three starter sizes (24) | mirror slots (4) | (4).
+// (4) | ring size (4) | three starter sizes (24) | mirror slots (4) |
+// engine area size (4).
 const addressSize = 64
 
 // Shared header at the start of each process's segment.
@@ -73,8 +74,8 @@ type endpoint struct {
 	ringSize int
 	seg      *memfd // header | starters | registration mirror
 	rings    *memfd // rings for the local peers' records to us
-	sizes    [3]uint64
-	offs     [3]uint64 // starter offsets in seg
+	sizes    [core.NumStarters]uint64
+	offs     [core.NumStarters]uint64 // starter offsets in seg
 	mirror   mirror
 
 	book       core.AddressBook
@@ -105,8 +106,8 @@ type peer struct {
 	localIdx int
 	seg      []byte // its header, starters and mirror
 	hdr      unsafe.Pointer
-	starters [3]unsafe.Pointer
-	sizes    [3]uint64
+	starters [core.NumStarters]unsafe.Pointer
+	sizes    [core.NumStarters]uint64
 	mirror   mirror
 	rings    []byte // its ring memfd, mapped once it is ready
 	out      *ring  // where we write records for it
@@ -155,8 +156,8 @@ func roundPage(n uint64) uint64 { return (n + pageSize - 1) &^ (pageSize - 1) }
 
 // Starters implements core.StarterProvider: the starter memories live in
 // the shared segment, after the header and before the registration mirror.
-func (e *endpoint) Starters(sizes [3]uint64) ([3][]byte, error) {
-	var out [3][]byte
+func (e *endpoint) Starters(sizes [core.NumStarters]uint64) ([core.NumStarters][]byte, error) {
+	var out [core.NumStarters][]byte
 	e.sizes = sizes
 	off := uint64(hdrSize)
 	for i, sz := range sizes {
@@ -201,10 +202,11 @@ func (e *endpoint) Address() []byte {
 	le.PutUint32(b[20:], uint32(int32(segFd)))
 	le.PutUint32(b[24:], uint32(e.rings.fd))
 	le.PutUint32(b[28:], uint32(e.ringSize))
-	for i, sz := range e.sizes {
+	for i, sz := range e.sizes[:core.SegEngine] {
 		le.PutUint64(b[32+8*i:], sz)
 	}
 	le.PutUint32(b[56:], uint32(e.mirror.slots))
+	le.PutUint32(b[60:], uint32(e.sizes[core.SegEngine]))
 	return b
 }
 
@@ -264,9 +266,13 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 	p := &peer{idx: i, pid: int(le.Uint32(rec[16:])), localIdx: int(e.localIdx[i]), cmaOK: e.cma}
 	segFd, ringFd, ringSize := int(int32(le.Uint32(rec[20:]))), int(le.Uint32(rec[24:])), int(le.Uint32(rec[28:]))
 	off := uint64(hdrSize)
-	var offs [3]uint64
+	var offs [core.NumStarters]uint64
 	for k := range p.sizes {
-		p.sizes[k] = le.Uint64(rec[32+8*k:])
+		if k < core.SegEngine {
+			p.sizes[k] = le.Uint64(rec[32+8*k:])
+		} else {
+			p.sizes[k] = uint64(le.Uint32(rec[60:]))
+		}
 		offs[k] = off
 		off += roundPage(p.sizes[k])
 	}
@@ -325,7 +331,7 @@ func (e *endpoint) Map(i int, ga core.GA, n uint64) unsafe.Pointer {
 	}
 	l := e.host.Layout()
 	seg := l.Seg(ga)
-	if seg > core.SegStarterDL || l.Color(ga) != 0 {
+	if seg >= core.NumStarters || l.Color(ga) != 0 {
 		return nil
 	}
 	off := l.Offset(ga)
