@@ -326,35 +326,46 @@ func (e *endpoint) progress() bool {
 	return worked
 }
 
-// watch stops the job when a peer stops taking our records: a process of
-// this host that is frozen or stuck would otherwise hang us forever.
+// watch stops the job when a process of this host we talk to stops
+// beating: its progress goroutine bumps a heartbeat in its header at least
+// every heartbeatEvery, even while its application computes, so a frozen
+// or stuck process (which would hang whoever waits for it: a barrier, a
+// request it should serve) is found within --acp-peer-timeout.
 func (e *endpoint) watch() {
 	now := time.Now()
 	if now.UnixNano() < e.nextWatch.Load() {
 		return
 	}
-	e.nextWatch.Store(now.Add(10 * time.Millisecond).UnixNano())
+	e.nextWatch.Store(now.Add(heartbeatEvery).UnixNano())
 	e.mu.Lock()
 	var stuck *peer
 	for _, p := range e.contacted {
-		if p.out.empty() {
-			p.stallSince = time.Time{}
+		beat := atomic.LoadUint64((*uint64)(unsafe.Add(p.hdr, hdrHeartbeat)))
+		if beat != p.lastBeat || p.beatSeen.IsZero() || atomic.LoadUint32((*uint32)(unsafe.Add(p.hdr, hdrClosed))) != 0 {
+			p.lastBeat, p.beatSeen = beat, now
 			continue
 		}
-		head := atomic.LoadUint64(p.out.head)
-		if p.stallSince.IsZero() || head != p.stallHead {
-			p.stallHead, p.stallSince = head, now
-			continue
-		}
-		if now.Sub(p.stallSince) > e.timeout {
+		if now.Sub(p.beatSeen) > e.timeout {
 			stuck = p
 			break
 		}
 	}
 	e.mu.Unlock()
 	if stuck != nil {
-		e.host.Fatal(fmt.Errorf("rank %d (pid %d, this host) is unreachable: it took no message for %v; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT if it may be stopped that long)",
+		e.host.Fatal(fmt.Errorf("rank %d (pid %d, this host) is unreachable: no sign of life for %v; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT if it may be stopped that long)",
 			e.host.PeerRank(stuck.idx), stuck.pid, e.timeout))
+	}
+}
+
+// heartbeatEvery is how often a live process shows it is alive, and how
+// often peers look.
+const heartbeatEvery = 10 * time.Millisecond
+
+// beat shows peers that this process's progress goroutine runs.
+func (e *endpoint) beat(now time.Time) {
+	if now.Sub(e.lastBeat) >= heartbeatEvery {
+		e.lastBeat = now
+		atomic.AddUint64((*uint64)(unsafe.Pointer(&e.seg.mem[hdrHeartbeat])), 1)
 	}
 }
 
@@ -497,8 +508,10 @@ func (e *endpoint) progressLoop() {
 	sleeping, futex := e.u32(hdrSleeping), e.u32(hdrFutex)
 	last := time.Now()
 	for !e.closed.Load() {
+		now := time.Now()
+		e.beat(now)
 		if e.progress() {
-			last = time.Now()
+			last = now
 			continue
 		}
 		if time.Since(last) < e.spin {
@@ -511,7 +524,7 @@ func (e *endpoint) progressLoop() {
 			atomic.StoreUint32(sleeping, 0)
 			continue
 		}
-		futexWait(futex, v, int64(100*time.Millisecond))
+		futexWait(futex, v, int64(heartbeatEvery))
 		atomic.StoreUint32(sleeping, 0)
 	}
 }

@@ -49,16 +49,18 @@ const addressSize = 64
 
 // Shared header at the start of each process's segment.
 const (
-	hdrMagic    = 0
-	hdrReady    = 8  // u32: rings sized and mapped
-	hdrSleeping = 12 // u32: the consumer sleeps on hdrFutex
-	hdrFutex    = 16 // u32
-	hdrRings    = 24 // u64: bytes of the ring memfd
-	hdrPending  = 64 // [64]u64: bit i = producer with local index i queued records
-	hdrSize     = 4096
-	magic       = 0x61637073686d3031 // "acpshm01"
-	maxLocal    = 64 * 64
-	pageSize    = 4096
+	hdrMagic     = 0
+	hdrReady     = 8  // u32: rings sized and mapped
+	hdrSleeping  = 12 // u32: the consumer sleeps on hdrFutex
+	hdrFutex     = 16 // u32
+	hdrRings     = 24 // u64: bytes of the ring memfd
+	hdrHeartbeat = 32 // u64: bumped by the progress goroutine while it lives
+	hdrClosed    = 40 // u32: the transport closed (finalized), no heartbeat to expect
+	hdrPending   = 64 // [64]u64: bit i = producer with local index i queued records
+	hdrSize      = 4096
+	magic        = 0x61637073686d3031 // "acpshm01"
+	maxLocal     = 64 * 64
+	pageSize     = 4096
 )
 
 type endpoint struct {
@@ -92,6 +94,7 @@ type endpoint struct {
 	inRings   []*ring // by local index: the ring each local peer writes to us
 	contacted []*peer
 	nextWatch atomic.Int64 // unix ns of the next watchdog look
+	lastBeat  time.Time    // progress goroutine only
 	rxMu      sync.Mutex
 	closed    atomic.Bool
 	done      chan struct{}
@@ -117,10 +120,9 @@ type peer struct {
 	streams []*stream
 	queued  bool // on the backlog
 
-	// Watchdog: where our ring's consumer stood when we last looked, and
-	// since when it has not moved while records waited.
-	stallHead  uint64
-	stallSince time.Time
+	// Watchdog: its heartbeat when we last saw it change, and when.
+	lastBeat uint64
+	beatSeen time.Time
 }
 
 func open(cfg core.TransportConfig) (core.Transport, error) {
@@ -399,6 +401,9 @@ func (e *endpoint) Quiesce(deadline time.Time) error {
 func (e *endpoint) Close() error {
 	if e.closed.Swap(true) {
 		return nil
+	}
+	if e.seg != nil {
+		atomic.StoreUint32(e.u32(hdrClosed), 1)
 	}
 	if e.started {
 		atomic.AddUint32(e.u32(hdrFutex), 1)
