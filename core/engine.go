@@ -66,6 +66,7 @@ type Engine struct {
 	slots   []transportSlot // requested transports, preference order
 	trs     []Transport     // the ones open here, preference order
 	mappers []Mapper        // per entry of trs: its Mapper ability, or nil
+	polled  []Transport     // the ones that reach at least one peer
 	route   []uint8         // peer → index into trs
 
 	q        queue
@@ -432,6 +433,7 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 	for i, t := range e.trs {
 		if counts[i] > 0 {
 			parts = append(parts, fmt.Sprintf("%s to %d process(es)", t.Name(), counts[i]))
+			e.polled = append(e.polled, t)
 		}
 	}
 	e.Logf(1, "transports: %s", strings.Join(parts, ", "))

@@ -374,9 +374,11 @@ func (e *Engine) Inquire(h Handle) bool {
 // LastIssued is the most recent handle of this process.
 func (e *Engine) LastIssued() Handle { return Handle(e.q.issued.Load()) }
 
+// poll makes progress on the transports that carry traffic to some peer
+// (an unused UDP socket is not worth a system call per turn of a wait).
 func (e *Engine) poll() bool {
 	any := false
-	for _, t := range e.trs {
+	for _, t := range e.polled {
 		if t.Poll() {
 			any = true
 		}
