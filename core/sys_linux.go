@@ -2,14 +2,24 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// osYield gives the CPU to another runnable thread. Spin loops call it so
-// that an oversubscribed node (more busy threads than cores) still moves.
-func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// Yield gives the CPU to another runnable thread. Spin loops (here and in
+// the transports) call it so that an oversubscribed node (more busy
+// threads than cores) still moves.
+//
+// It first lets other goroutines have this P: with GOMAXPROCS 1 (a rank
+// bound to one core) a goroutine that spins in a system call would keep a
+// C thread calling into Go waiting for the scheduler's next preemption,
+// milliseconds away.
+func Yield() {
+	runtime.Gosched()
+	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+}
 
 // mapAnon maps size bytes of zeroed private memory outside the Go heap.
 // Pages are committed on first touch (MAP_NORESERVE), so a large starter
@@ -60,3 +70,5 @@ func bytesAt(p unsafe.Pointer, n uint64) []byte {
 	}
 	return unsafe.Slice((*byte)(p), n)
 }
+
+func osYield() { Yield() }

@@ -515,7 +515,7 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		if time.Since(last) < e.spin {
-			osYield()
+			core.Yield()
 			continue
 		}
 		v := atomic.LoadUint32(futex)

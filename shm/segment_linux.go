@@ -166,9 +166,6 @@ func futexWake(addr *uint32) {
 	_, _, _ = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 1 /* FUTEX_WAKE */, 1, 0, 0, 0)
 }
 
-// osYield gives the CPU to another runnable thread while spinning.
-func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
-
 // nodeID identifies this host and boot (UTS namespace aware, through the
 // host name): processes with equal ids share memory.
 func nodeID() [16]byte {

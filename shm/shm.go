@@ -303,7 +303,7 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("rank %d did not set up its shared memory within %v", e.host.PeerRank(i), e.timeout)
 		}
-		osYield()
+		core.Yield()
 	}
 	ringsSize := int(le.Uint64(seg[hdrRings:]))
 	if p.rings, err = mapPeer(p.pid, ringFd, ringsSize); err != nil {

@@ -548,7 +548,7 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		if time.Since(last) < e.spin {
-			osYield()
+			core.Yield()
 			continue
 		}
 		wait := int64(100 * time.Millisecond)
