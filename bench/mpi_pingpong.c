@@ -4,6 +4,7 @@
  * job, with the ratio of the two per message size.
  *
  *     mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES]
+ *     mpirun -np N mpi_pingpong -barrier [--with-acp]     (the barrier only)
  *
  * MPI pingpong (IMB PingPong): rank 0 sends N bytes with MPI_Send, rank 1
  * receives them with MPI_Recv and sends N bytes back the same way.
@@ -56,7 +57,7 @@
 #define MAX_SIZES   64
 
 static size_t max_size = DEFAULT_MAX;
-static int with_acp, me, nprocs, failures;
+static int with_acp, barrier_only, me, nprocs, failures;
 
 /* Results per size index. */
 static size_t sizes[MAX_SIZES];
@@ -78,7 +79,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     if (me == 0)
-        fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES]\n");
+        fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES] [-barrier]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -90,6 +91,8 @@ static void parse_args(int argc, char **argv)
             i++; /* its value, for acp_init */
         } else if (strcmp(argv[i], "--with-acp") == 0) {
             with_acp = 1;
+        } else if (strcmp(argv[i], "-barrier") == 0) {
+            barrier_only = 1; /* any number of processes: only the barrier table */
         } else if (strcmp(argv[i], "-max") == 0 && i + 1 < argc) {
             char *end;
             max_size = strtoull(argv[++i], &end, 0);
@@ -331,7 +334,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     setvbuf(stdout, NULL, _IOLBF, 0);
     parse_args(argc, argv);
-    if (nprocs < 2) {
+    if (nprocs < 2 && !barrier_only) {
         if (me == 0)
             fprintf(stderr, "mpi_pingpong: needs 2 processes (mpirun -np 2 mpi_pingpong)\n");
         MPI_Finalize();
@@ -363,7 +366,7 @@ int main(int argc, char **argv)
     if (me == 0)
         print_header();
 
-    for (size_t n = 0; n <= max_size && nsizes < MAX_SIZES; n = n ? 2 * n : 1) {
+    for (size_t n = 0; n <= max_size && nsizes < MAX_SIZES && !barrier_only; n = n ? 2 * n : 1) {
         int reps = reps_for(n);
         sizes[nsizes] = n;
         reps_of[nsizes] = reps;
@@ -387,12 +390,14 @@ int main(int argc, char **argv)
         acp_bar = barrier_time(1);
 
     if (me == 0) {
-        print_pingpong("MPI_Send/MPI_Recv", t_mpi);
-        if (with_acp)
+        if (!barrier_only)
+            print_pingpong("MPI_Send/MPI_Recv", t_mpi);
+        if (with_acp && !barrier_only)
             print_pingpong("acp_copy put + acp_complete; peer spins on the last byte", t_acp);
         print_barrier("MPI_Barrier", mpi_bar);
-        if (with_acp) {
+        if (with_acp)
             print_barrier("acp_sync", acp_bar);
+        if (with_acp && !barrier_only) {
             printf("#---------------------------------------------------\n");
             printf("# Comparison: ACP put pingpong / MPI pingpong (same job)\n");
             printf("#---------------------------------------------------\n");
