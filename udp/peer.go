@@ -38,6 +38,8 @@ type peer struct {
 
 	srtt, rttvar time.Duration
 	rto          time.Duration
+
+	lastHeard time.Time // when a datagram from it last arrived
 }
 
 // dgram is a reliable datagram until it is acknowledged.
@@ -62,12 +64,13 @@ const (
 
 // op is an operation initiated here, waiting for its outcome.
 type op struct {
-	id     uint64
-	kind   opKind
-	peer   *peer
-	c      core.Completion
-	done   bool
-	stream *stream
+	id      uint64
+	kind    opKind
+	peer    *peer
+	c       core.Completion
+	done    bool
+	stream  *stream
+	created time.Time
 
 	// put: fragments not yet acknowledged, and the peer's sequence mark
 	// our receive side must reach before the put may complete (an error

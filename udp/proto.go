@@ -69,8 +69,11 @@ func (e *endpoint) Send(peerIdx int, msg []byte) {
 
 func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 	e.nextOp++
-	o := &op{id: e.nextOp, kind: kind, peer: p, c: c}
+	o := &op{id: e.nextOp, kind: kind, peer: p, c: c, created: time.Now()}
 	e.ops[o.id] = o
+	// Our datagrams may all be acknowledged while we still wait for the
+	// peer (the data of a get, an atomic's answer): look again later.
+	e.armCheck(o.created.Add(e.timeout))
 	return o
 }
 
@@ -149,6 +152,7 @@ func (e *endpoint) flushLocked() {
 	e.active = keep
 	e.sendAcks()
 	e.sendOut()
+	e.recycle()
 }
 
 // transmit sends a datagram for the first time.
@@ -256,6 +260,16 @@ func (e *endpoint) sendOut() {
 	e.out = e.out[:0]
 }
 
+// recycle returns the buffers of retired datagrams to the pool, once no
+// queued packet can point at them any more.
+func (e *endpoint) recycle() {
+	for _, b := range e.retired {
+		e.putBuf(b)
+	}
+	clear(e.retired)
+	e.retired = e.retired[:0]
+}
+
 func (e *endpoint) armCheck(t time.Time) {
 	if ns := t.UnixNano(); ns < e.nextCheck.Load() {
 		e.nextCheck.Store(ns)
@@ -273,6 +287,7 @@ func (e *endpoint) handle(b []byte, now time.Time) {
 		return
 	}
 	p := e.peer(int(h.src))
+	p.lastHeard = now
 	e.processAck(p, h, now)
 	if h.typ == tAck {
 		return
@@ -338,7 +353,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		}
 		o := e.ops[le.Uint64(body)]
 		off, data := le.Uint64(body[8:]), body[getDataHeader:]
-		if o == nil || o.kind != opGet || off > o.size || uint64(len(data)) > o.size-off {
+		if o == nil || o.kind != opGet || o.peer != p || off > o.size || uint64(len(data)) > o.size-off {
 			return
 		}
 		copy(bytesAt(unsafe.Add(o.dst, off), uint64(len(data))), data)
@@ -435,10 +450,13 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 			}
 		}
 	}
-	// Retire the acknowledged prefix.
+	// Retire the acknowledged prefix. Their buffers are recycled only after
+	// this round's datagrams are sent: a retransmission queued earlier in
+	// the round may still point at one, and a buffer reused meanwhile by a
+	// datagram for another peer would send that datagram to this one.
 	i := 0
 	for i < len(p.inflight) && p.inflight[i].acked {
-		e.putBuf(p.inflight[i].buf)
+		e.retired = append(e.retired, p.inflight[i].buf)
 		p.inflight[i] = nil
 		i++
 	}
@@ -497,6 +515,26 @@ func (e *endpoint) checkTimers(now time.Time) {
 		if lost {
 			// Multiplicative decrease on a timeout.
 			p.cwnd = max(p.cwnd/2, 2*p.mtu)
+		}
+	}
+	// An operation that waits for a peer which has sent us nothing for the
+	// whole timeout will never finish: say so rather than hang.
+	if len(e.ops) > 0 {
+		if !now.Before(e.nextOpCheck) {
+			e.nextOpCheck = now.Add(e.timeout / 8)
+			for _, o := range e.ops {
+				since := o.created
+				if o.peer.lastHeard.After(since) {
+					since = o.peer.lastHeard
+				}
+				if now.Sub(since) > e.timeout && e.fatal == nil {
+					e.fatal = fmt.Errorf("rank %d (%s) is unreachable: nothing arrived from it for %v while an operation waited for it; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT for slow networks)",
+						e.host.PeerRank(o.peer.idx), o.peer.ipText, e.timeout)
+				}
+			}
+		}
+		if e.nextOpCheck.Before(next) {
+			next = e.nextOpCheck
 		}
 	}
 	e.nextCheck.Store(next.UnixNano())

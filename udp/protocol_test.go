@@ -218,3 +218,17 @@ func TestRetransmissionBacksOff(t *testing.T) {
 	assert.LessOrEqual(t, rto, maxRTO)
 	t.Logf("after 0.5 s: %d retries, timeout now %v", retries, rto)
 }
+
+// An operation whose datagrams were all acknowledged but whose answer never
+// comes (the peer died after taking the request) must end in a fatal error
+// naming the peer, not hang: nothing is in flight to time out.
+func TestWaitingForASilentPeerIsFatal(t *testing.T) {
+	eps, hosts := pair(t, "peer-timeout", "0.3")
+	eps[0].mu.Lock()
+	eps[0].newOp(opGet, eps[0].peer(1), newWait()) // a request the peer will never answer
+	eps[0].mu.Unlock()
+	assert.Eventually(t, func() bool { return len(hosts[0].fatals()) > 0 }, 5*time.Second, 5*time.Millisecond,
+		"no fatal error for a peer that sends nothing while we wait for it")
+	assert.ErrorContains(t, hosts[0].fatals()[0], "rank 1")
+	assert.ErrorContains(t, hosts[0].fatals()[0], "nothing arrived")
+}

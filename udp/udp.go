@@ -88,10 +88,12 @@ type endpoint struct {
 	ops         map[uint64]*op
 	nextOp      uint64
 	out         []packet
-	owed        []*peer // peers that may be owed a pure acknowledgement
+	retired     [][]byte // buffers of acknowledged datagrams, recycled after sending
+	owed        []*peer  // peers that may be owed a pure acknowledgement
 	completions []completion
 	deliveries  []delivery
 	fatal       error
+	nextOpCheck time.Time    // when checkTimers next looks at waiting operations
 	nextCheck   atomic.Int64 // unix ns of the next retransmission check
 	pool        sync.Pool
 

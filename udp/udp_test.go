@@ -3,8 +3,10 @@ package udp_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -62,5 +64,65 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	got := binary.LittleEndian.Uint64(w.Engines[0].StarterMemory(core.SegStarter)[big:])
 	assert.Equal(t, uint64(4*adds), got, "sum of add8 under faults")
 	assert.True(t, bytes.Equal(src[:big], w.Engines[3].StarterMemory(core.SegStarter)[:big]), "64 MiB copy under faults")
+	w.Close()
+}
+
+// TestConcurrentCopiesUnderFaults: every rank gets 3 MiB from every other
+// rank and puts 3 MiB into every other rank at once, round after round,
+// while datagrams are lost, duplicated and reordered. Retransmissions and
+// acknowledgements then meet in one batch: a datagram's buffer must never
+// be reused while a queued retransmission still points at it (it would
+// carry another peer's datagram to this peer).
+func TestConcurrentCopiesUnderFaults(t *testing.T) {
+	const n, size, rounds = 4, 3 << 20, 6
+	// Starter layout: my pattern | a slot per source of gets | a slot per source of puts.
+	getSlot := func(p int) uint64 { return uint64(1+p) * size }
+	putSlot := func(p int) uint64 { return uint64(1+n+p) * size }
+	w := coretest.NewWorld(t, n, "udp", faults, fmt.Sprintf("size-smem=%d", (2*n+1)*size))
+	// A stall (data that never comes) must fail the test, not hang it.
+	stall := time.AfterFunc(2*time.Minute, func() { panic("copies under faults did not finish within 2 minutes") })
+	defer stall.Stop()
+	pattern := func(r int) []byte {
+		b := make([]byte, size)
+		rng := rand.New(rand.NewPCG(uint64(r), 99))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	for r, e := range w.Engines {
+		copy(e.StarterMemory(core.SegStarter), pattern(r))
+	}
+	w.Run(func(r int, e *core.Engine) error {
+		mine, _ := e.StarterGA(r)
+		for round := 0; round < rounds; round++ {
+			for p := 0; p < n; p++ {
+				if p == r {
+					continue
+				}
+				theirs, _ := e.StarterGA(p)
+				if _, err := e.Copy(mine+core.GA(getSlot(p)), theirs, size, core.HandleNull); err != nil {
+					return err
+				}
+				if _, err := e.Copy(theirs+core.GA(putSlot(r)), mine, size, core.HandleNull); err != nil {
+					return err
+				}
+			}
+			e.Complete(core.HandleAll)
+		}
+		return e.Sync()
+	})
+	for r, e := range w.Engines {
+		assert.Zero(t, e.Errors(), "rank %d had failed operations", r)
+		mem := e.StarterMemory(core.SegStarter)
+		for p := 0; p < n; p++ {
+			if p == r {
+				continue
+			}
+			want := pattern(p)
+			assert.True(t, bytes.Equal(want, mem[getSlot(p):getSlot(p)+size]), "rank %d: data got from rank %d", r, p)
+			assert.True(t, bytes.Equal(want, mem[putSlot(p):putSlot(p)+size]), "rank %d: data put by rank %d", r, p)
+		}
+	}
 	w.Close()
 }
