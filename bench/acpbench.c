@@ -1,7 +1,7 @@
 /*
- * acpbench - IMB-style benchmarks of the ACP basic layer.
+ * acpbench - IMB-style benchmarks of ACP.
  *
- *     acprun -np 2 acpbench [pingpong] [-max BYTES]
+ *     acprun -np 2 acpbench [pingpong|chpingpong|chbw] [-max BYTES]
  *
  * pingpong: rank 0 copies N bytes into rank 1's starter memory with one
  * acp_copy and completes it; rank 1 waits for the last byte of its buffer to
@@ -21,9 +21,29 @@
  * 10 % of that (at least 2) more iterations run first as warm-up and are
  * not timed.
  *
+ * chpingpong: the same exchange over two channels (rank 0 to 1 and back):
+ * acp_nbsend_ch + acp_wait_ch, acp_nbrecv_ch + acp_wait_ch. Every message is
+ * checked on arrival (size, first and last byte, which carry the
+ * iteration), every byte of the last one of each size after the timing. For each size the
+ * put pingpong above runs first, in the same job, and the table shows its
+ * time and the ratio channel / put. Sizes up to 16 MiB (or -max).
+ *
+ * chbw: windowed bandwidth over a channel: rank 0 posts a window of W
+ * sends (distinct buffers) and waits for them all (acp_waitall_ch); rank 1
+ * posts W receives, waits for them all, and answers with a 0-byte message.
+ * W is 64 up to 256 KiB, then 16 MiB / N (at least 4). The reference, run
+ * first for each size in the same job, does the same with acp_copy: W puts
+ * from rank 0's registered memory into rank 1's, acp_complete, a 1-byte
+ * flag put, and a 1-byte answer. The first and last bytes of every
+ * message of every window are checked as they arrive, every byte of the
+ * last window after the timing. Mbytes/sec = W * N / time of a window.
+ *
  * Starter memory: acprun gives 1024 bytes per rank by default, so acpbench
  * appends "--acp-size-smem <2 * max + 4096>" to the arguments it passes to
- * acp_init, unless the command line already has --acp-size-smem.
+ * acp_init, unless the command line already has --acp-size-smem. The
+ * channel benchmarks also append "--acp-size-smem-cl 1048576" (unless
+ * given): the communication library keeps channel rings there when it has
+ * room, and same-host peers write starter memory with a plain memory copy.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,13 +60,15 @@
 
 #include "acp.h"
 
-#define DEFAULT_MAX ((size_t)4 << 20)
-#define MB          1048576.0  /* IMB's Mbytes: 2^20 bytes */
-#define OVERALL_VOL ((size_t)40 << 20)
-#define MAX_REPS    1000
+#define DEFAULT_MAX    ((size_t)4 << 20)
+#define DEFAULT_CH_MAX ((size_t)16 << 20)
+#define MB             1048576.0 /* IMB's Mbytes: 2^20 bytes */
+#define OVERALL_VOL    ((size_t)40 << 20)
+#define MAX_REPS       1000
 
-static size_t max_size = DEFAULT_MAX;
+static size_t max_size;
 static int me, failures;
+static const char *bench = "pingpong";
 
 /* Layout of each rank's starter memory: [0, max) receive buffer (the peer
  * writes here), [max + 64, 2 max + 64) send buffer, then two bytes for the
@@ -70,38 +92,54 @@ static int reps_for(size_t n)
     return r < 1 ? 1 : (int)r;
 }
 
+static int warmup_for(int reps) { return reps / 10 < 2 ? 2 : reps / 10; }
+
 static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7 + (i >> 8) * 17) % 251); }
 
 /* ---- arguments ------------------------------------------------------------- */
 
+/* The communication library keeps channel rings in its starter memory
+ * when there is room (same-host peers write it with a plain memory copy);
+ * acprun's default of 1024 bytes holds none. */
+#define CL_STARTER ((size_t)1 << 20)
+
 /* Returns the argv to give acp_init: the program's, plus --acp-size-smem
- * when the command line does not set it. */
+ * (and for the channel benchmarks --acp-size-smem-cl) when the command
+ * line does not set it. */
 static char **with_starter_size(int *argc, char **argv)
 {
-    for (int i = 1; i < *argc; i++)
-        if (strcmp(argv[i], "--acp-size-smem") == 0)
-            return argv;
-    char **out = calloc((size_t)*argc + 3, sizeof *out);
-    static char size[32];
+    int have = 0, have_cl = strcmp(bench, "pingpong") == 0;
+    for (int i = 1; i < *argc; i++) {
+        have |= strcmp(argv[i], "--acp-size-smem") == 0;
+        have_cl |= strcmp(argv[i], "--acp-size-smem-cl") == 0;
+    }
+    char **out = calloc((size_t)*argc + 5, sizeof *out);
+    static char size[32], size_cl[32];
     snprintf(size, sizeof size, "%zu", smem_needed());
+    snprintf(size_cl, sizeof size_cl, "%zu", CL_STARTER);
     memcpy(out, argv, (size_t)*argc * sizeof *out);
-    out[(*argc)++] = "--acp-size-smem";
-    out[(*argc)++] = size;
+    if (!have) {
+        out[(*argc)++] = "--acp-size-smem";
+        out[(*argc)++] = size;
+    }
+    if (!have_cl) {
+        out[(*argc)++] = "--acp-size-smem-cl";
+        out[(*argc)++] = size_cl;
+    }
     out[*argc] = NULL;
     return out;
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong] [-max BYTES]\n");
+    fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|chpingpong|chbw] [-max BYTES]\n");
     exit(2);
 }
 
 /* -max must be known before acp_init (it decides the starter size), so the
  * program's own arguments are read first; acp_init removes only --acp-*. */
-static const char *parse_args(int argc, char **argv)
+static void parse_args(int argc, char **argv)
 {
-    const char *bench = "pingpong";
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--acp-", 6) == 0) {
             i++; /* its value */
@@ -109,13 +147,15 @@ static const char *parse_args(int argc, char **argv)
             max_size = strtoull(argv[++i], NULL, 0);
             if (max_size < 1)
                 usage();
-        } else if (strcmp(argv[i], "pingpong") == 0) {
+        } else if (strcmp(argv[i], "pingpong") == 0 || strcmp(argv[i], "chpingpong") == 0 ||
+                   strcmp(argv[i], "chbw") == 0) {
             bench = argv[i];
         } else {
             usage();
         }
     }
-    return bench;
+    if (max_size == 0)
+        max_size = strcmp(bench, "pingpong") == 0 ? DEFAULT_MAX : DEFAULT_CH_MAX;
 }
 
 /* ---- output --------------------------------------------------------------------- */
@@ -129,9 +169,10 @@ static void print_header(int nprocs)
     struct utsname u;
     uname(&u);
     const char *tr = getenv("ACP_TRANSPORTS");
+    int ch = strcmp(bench, "pingpong") != 0;
     printf("#------------------------------------------------------------\n");
-    printf("#    libacp acpbench (ACP %d.%d.%d basic layer)\n", ACP_VERSION_MAJOR, ACP_VERSION_MINOR,
-           ACP_VERSION_PATCH);
+    printf("#    libacp acpbench (ACP %d.%d.%d %s)\n", ACP_VERSION_MAJOR, ACP_VERSION_MINOR, ACP_VERSION_PATCH,
+           ch ? "channels" : "basic layer");
     printf("#------------------------------------------------------------\n");
     printf("# Date                  : %s\n", date);
     printf("# Machine               : %s\n", u.machine);
@@ -142,12 +183,39 @@ static void print_header(int nprocs)
     printf("# Minimum message length in bytes:   0\n");
     printf("# Maximum message length in bytes:   %zu\n", max_size);
     printf("#\n");
-    printf("# Method: acp_copy into the peer's starter memory + acp_complete;\n");
-    printf("#         the peer spins on the last byte, then answers the same way.\n");
-    printf("# t[usec]    = half the round-trip time\n");
-    printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
-    printf("# #bytes 0   = a 1-byte flag copy after a 0-byte copy (notification)\n");
+    if (strcmp(bench, "pingpong") == 0) {
+        printf("# Method: acp_copy into the peer's starter memory + acp_complete;\n");
+        printf("#         the peer spins on the last byte, then answers the same way.\n");
+        printf("# t[usec]    = half the round-trip time\n");
+        printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
+        printf("# #bytes 0   = a 1-byte flag copy after a 0-byte copy (notification)\n");
+    } else if (strcmp(bench, "chpingpong") == 0) {
+        printf("# Method: acp_nbsend_ch + acp_wait_ch, the peer acp_nbrecv_ch + acp_wait_ch\n");
+        printf("#         and answers on a second channel.\n");
+        printf("# t[usec]    = half the round-trip time\n");
+        printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
+        printf("# t_put      = the put pingpong (acpbench pingpong), same size, same job\n");
+        printf("# ratio      = t / t_put\n");
+    } else {
+        printf("# Method: a window of W acp_nbsend_ch + acp_waitall_ch; the peer posts\n");
+        printf("#         W receives, waits, answers with a 0-byte message.\n");
+        printf("# W          = 64 up to 256 KiB, then 16 MiB / bytes (at least 4)\n");
+        printf("# Mbytes/sec = W * bytes / time of a window, 1 Mbyte = 2^20 bytes\n");
+        printf("# MB/s_put   = the same with W acp_copy puts + acp_complete + flag,\n");
+        printf("#              same size, same job\n");
+        printf("# ratio      = Mbytes/sec / MB/s_put\n");
+    }
     printf("\n");
+}
+
+static void print_title(const char *name, int nprocs)
+{
+    printf("#---------------------------------------------------\n");
+    printf("# Benchmarking %s\n", name);
+    printf("# #processes = 2\n");
+    if (nprocs > 2)
+        printf("# ( %d additional processes waiting in acp_sync)\n", nprocs - 2);
+    printf("#---------------------------------------------------\n");
 }
 
 /* ---- pingpong -------------------------------------------------------------------- */
@@ -205,60 +273,371 @@ static void verify(const uint8_t *recv, const uint8_t *flag, size_t n, int peer,
     }
 }
 
-static void pingpong(int nprocs)
+static unsigned iter; /* over all sizes: flag values never repeat back to back */
+
+/* Runs the put pingpong for size n on ranks 0 and 1 (others only
+ * synchronise) and returns the one-way time in seconds. Collective. */
+static double put_pingpong(size_t n, int reps)
 {
     acp_ga_t mine = acp_query_starter_ga(me);
     acp_ga_t peer = acp_query_starter_ga(1 - me);
     uint8_t *base = acp_query_address(mine);
     uint8_t *recv = base, *sendbuf = base + send_off(), *flag = base + flag_off();
-    unsigned iter = 0; /* over all sizes: flag values never repeat back to back */
+    int warm = warmup_for(reps);
+    uint8_t last = 0;
+    if (me <= 1) {
+        for (size_t i = 0; i + 1 < n; i++)
+            sendbuf[i] = pat((size_t)me * 1000 + n, i);
+    }
+    acp_sync();
+    double t0 = 0;
+    if (me <= 1) {
+        for (int i = 0; i < warm + reps; i++) {
+            if (i == warm)
+                t0 = now();
+            last = (uint8_t)(1 + iter++ % 255);
+            volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + 1;
+            if (me == 0) {
+                send_msg(mine, peer, n, last, sendbuf, flag);
+                wait_byte(wait_at, last);
+            } else {
+                wait_byte(wait_at, last);
+                send_msg(mine, peer, n, last, sendbuf, flag);
+            }
+        }
+    }
+    double t = (now() - t0) / reps / 2; /* seconds, one way */
+    acp_sync(); /* both sides' last copies are complete: data may be checked */
+    if (me <= 1)
+        verify(recv, flag, n, 1 - me, last);
+    return t;
+}
 
+static void pingpong(int nprocs)
+{
     if (me == 0) {
-        printf("#---------------------------------------------------\n");
-        printf("# Benchmarking PingPong\n");
-        printf("# #processes = 2\n");
-        if (nprocs > 2)
-            printf("# ( %d additional processes waiting in acp_sync)\n", nprocs - 2);
-        printf("#---------------------------------------------------\n");
+        print_title("PingPong", nprocs);
         printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
     }
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
-        int reps = reps_for(n), warm = reps / 10 < 2 ? 2 : reps / 10;
-        uint8_t last = 0;
-        if (me <= 1) {
-            for (size_t i = 0; i + 1 < n; i++)
-                sendbuf[i] = pat((size_t)me * 1000 + n, i);
-        }
-        acp_sync();
-        double t0 = 0;
-        if (me <= 1) {
-            for (int i = 0; i < warm + reps; i++) {
-                if (i == warm)
-                    t0 = now();
-                last = (uint8_t)(1 + iter++ % 255);
-                volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + 1;
-                if (me == 0) {
-                    send_msg(mine, peer, n, last, sendbuf, flag);
-                    wait_byte(wait_at, last);
-                } else {
-                    wait_byte(wait_at, last);
-                    send_msg(mine, peer, n, last, sendbuf, flag);
-                }
-            }
-        }
-        double t = (now() - t0) / reps / 2; /* seconds, one way */
-        acp_sync(); /* both sides' last copies are complete: data may be checked */
-        if (me <= 1)
-            verify(recv, flag, n, 1 - me, last);
+        int reps = reps_for(n);
+        double t = put_pingpong(n, reps);
         if (me == 0)
             printf("%13zu%13d%13.2f%13.2f\n", n, reps, t * 1e6, (double)n / MB / t);
         fflush(stdout);
     }
 }
 
+/* ---- channels ---------------------------------------------------------------------- */
+
+static acp_ch_t ch_out, ch_in; /* rank 0 -> 1 and 1 -> 0 */
+
+static void ch_open(void)
+{
+    if (me > 1)
+        return;
+    ch_out = acp_create_ch(me, 1 - me);
+    ch_in = acp_create_ch(1 - me, me);
+    if (ch_out == NULL || ch_in == NULL) {
+        fprintf(stderr, "acpbench: rank %d: acp_create_ch failed\n", me);
+        exit(1);
+    }
+}
+
+static void ch_close(void)
+{
+    if (me > 1)
+        return;
+    if (acp_free_ch(ch_out) != 0 || acp_free_ch(ch_in) != 0) {
+        fprintf(stderr, "acpbench: rank %d: acp_free_ch failed\n", me);
+        failures++;
+    }
+}
+
+static void ch_send(void *buf, size_t n)
+{
+    acp_request_t r = acp_nbsend_ch(ch_out, buf, n);
+    if (r == NULL || acp_wait_ch(r) != 0) {
+        fprintf(stderr, "acpbench: rank %d: send of %zu bytes failed\n", me, n);
+        exit(1);
+    }
+}
+
+static void ch_recv(void *buf, size_t n)
+{
+    acp_request_t r = acp_nbrecv_ch(ch_in, buf, n);
+    size_t got = r == NULL ? (size_t)-1 : acp_wait_ch(r);
+    if (got != n) {
+        fprintf(stderr, "acpbench: rank %d: received %zu bytes, want %zu\n", me, got, n);
+        exit(1);
+    }
+}
+
+/* Checks a received message: the peer's pattern (seed), with v in the
+ * first and last byte; full checks every byte, otherwise only those two. */
+static void check_msg(const uint8_t *b, size_t n, size_t seed, uint8_t v, int full, const char *what)
+{
+    if (n == 0)
+        return;
+    size_t bad = 0, first = 0;
+    if (b[0] != v && bad++ == 0)
+        first = 0;
+    if (b[n - 1] != v && bad++ == 0)
+        first = n - 1;
+    for (size_t i = 1; full && i + 1 < n; i++)
+        if (b[i] != pat(seed, i) && bad++ == 0)
+            first = i;
+    if (bad) {
+        fprintf(stderr, "acpbench: rank %d: %s of %zu bytes: %zu bytes wrong, first at offset %zu\n", me, what, n, bad,
+                first);
+        failures++;
+    }
+}
+
+static void chpingpong(int nprocs)
+{
+    uint8_t *sbuf = NULL, *rbuf = NULL;
+    if (me <= 1) {
+        sbuf = malloc(max_size + 1);
+        rbuf = malloc(max_size + 1);
+        if (sbuf == NULL || rbuf == NULL) {
+            fprintf(stderr, "acpbench: rank %d: out of memory\n", me);
+            exit(1);
+        }
+    }
+    ch_open();
+    if (me == 0) {
+        print_title("PingPong over channels", nprocs);
+        printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
+    }
+    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        int reps = reps_for(n), warm = warmup_for(reps);
+        double tput = put_pingpong(n, reps);
+        if (me <= 1)
+            for (size_t i = 0; i < n; i++)
+                sbuf[i] = pat((size_t)me * 1000 + n, i);
+        acp_sync();
+        double t0 = 0;
+        if (me <= 1) {
+            for (int i = 0; i < warm + reps; i++) {
+                if (i == warm)
+                    t0 = now();
+                uint8_t v = (uint8_t)(1 + iter++ % 255);
+                if (n > 0)
+                    sbuf[0] = sbuf[n - 1] = v;
+                if (me == 0) {
+                    ch_send(sbuf, n);
+                    ch_recv(rbuf, n);
+                } else {
+                    ch_recv(rbuf, n);
+                    ch_send(sbuf, n);
+                }
+                check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, v, 0, "chpingpong message");
+            }
+        }
+        double t = (now() - t0) / reps / 2;
+        if (me <= 1) /* every byte of the last message, outside the timing */
+            check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, rbuf[0], 1, "chpingpong message");
+        acp_sync();
+        if (me == 0)
+            printf("%13zu%13d%13.2f%13.2f%13.2f%13.2f\n", n, reps, t * 1e6, (double)n / MB / t, tput * 1e6, t / tput);
+        fflush(stdout);
+    }
+    ch_close();
+    free(sbuf);
+    free(rbuf);
+}
+
+/* ---- windowed bandwidth -------------------------------------------------------------- */
+
+static int window_for(size_t n)
+{
+    if (n <= ((size_t)256 << 10))
+        return 64;
+    size_t w = ((size_t)16 << 20) / n;
+    return w < 4 ? 4 : (int)w;
+}
+
+static int windows_for(size_t n, int w)
+{
+    size_t vol = (size_t)w * (n ? n : 1);
+    size_t k = ((size_t)256 << 20) / vol;
+    return k > 100 ? 100 : k < 3 ? 3 : (int)k;
+}
+
+/* Registered buffer of the bandwidth benchmarks: the largest window (W
+ * messages of N bytes, at most 64 MiB), then two flag bytes. */
+static uint8_t *bw_buf;
+static acp_ga_t bw_mine, bw_peer;
+
+static size_t bw_len(void)
+{
+    size_t m = 1;
+    for (size_t n = 1; n <= max_size; n *= 2)
+        if ((size_t)window_for(n) * n > m)
+            m = (size_t)window_for(n) * n;
+    return m;
+}
+
+static size_t flag_pos(void) { return bw_len(); }
+
+static void bw_setup(void)
+{
+    size_t len = bw_len() + 64;
+    bw_buf = calloc(1, len);
+    acp_atkey_t key = bw_buf ? acp_register_memory(bw_buf, len, 0) : ACP_ATKEY_NULL;
+    if (key == ACP_ATKEY_NULL) {
+        fprintf(stderr, "acpbench: rank %d: cannot register %zu bytes\n", me, len);
+        exit(1);
+    }
+    bw_mine = acp_query_ga(key, bw_buf);
+    /* Exchange GAs through the starter memory. */
+    acp_ga_t st = acp_query_starter_ga(me);
+    *(acp_ga_t *)acp_query_address(st) = bw_mine;
+    acp_sync();
+    if (me <= 1) {
+        acp_complete(acp_copy(st + 8, acp_query_starter_ga(1 - me), 8, ACP_HANDLE_NULL));
+        bw_peer = *(acp_ga_t *)((uint8_t *)acp_query_address(st) + 8);
+    }
+    acp_sync();
+}
+
+/* Reference: W puts of n bytes, acp_complete, then a 1-byte flag; the peer
+ * answers with a 1-byte flag. Returns seconds per window. */
+static double put_bw(size_t n, int w, int windows)
+{
+    volatile uint8_t *flag = bw_buf + flag_pos();
+    if (me == 0)
+        for (int j = 0; j < w; j++)
+            for (size_t i = 0; i < n; i++)
+                bw_buf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+    acp_sync();
+    double t0 = 0;
+    if (me <= 1) {
+        for (int k = 0; k < windows + 1; k++) {
+            if (k == 1)
+                t0 = now(); /* the first window is the warm-up */
+            uint8_t v = (uint8_t)(1 + iter++ % 255);
+            if (me == 0) {
+                for (int j = 0; j < w; j++) {
+                    uint8_t *m = bw_buf + (size_t)j * n;
+                    if (n > 0)
+                        m[0] = m[n - 1] = v;
+                    if (acp_copy(bw_peer + (size_t)j * n, bw_mine + (size_t)j * n, n, ACP_HANDLE_NULL) == ACP_HANDLE_NULL)
+                        exit(1);
+                }
+                acp_complete(ACP_HANDLE_ALL);
+                bw_buf[flag_pos() + 1] = v;
+                acp_complete(acp_copy(bw_peer + flag_pos(), bw_mine + flag_pos() + 1, 1, ACP_HANDLE_NULL));
+                wait_byte(flag, v);
+            } else {
+                wait_byte(flag, v); /* put after the window completed: the data is in place */
+                for (int j = 0; j < w; j++)
+                    check_msg(bw_buf + (size_t)j * n, n, n + (size_t)j, v, 0, "put window message");
+                bw_buf[flag_pos() + 1] = v;
+                acp_complete(acp_copy(bw_peer + flag_pos(), bw_mine + flag_pos() + 1, 1, ACP_HANDLE_NULL));
+            }
+        }
+    }
+    double t = (now() - t0) / windows;
+    if (me == 1) /* every byte of the last window, outside the timing */
+        for (int j = 0; j < w; j++)
+            check_msg(bw_buf + (size_t)j * n, n, n + (size_t)j, n ? bw_buf[(size_t)j * n] : 0, 1, "put window message");
+    acp_sync();
+    return t;
+}
+
+/* Channels: W sends of n bytes from distinct buffers, waited for together;
+ * the peer answers with a 0-byte message. Returns seconds per window. */
+static double ch_bw(size_t n, int w, int windows, uint8_t *sbuf, uint8_t *rbuf, acp_request_t *req, size_t *got)
+{
+    if (me == 0)
+        for (int j = 0; j < w; j++)
+            for (size_t i = 0; i < n; i++)
+                sbuf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+    acp_sync();
+    double t0 = 0;
+    if (me <= 1) {
+        for (int k = 0; k < windows + 1; k++) {
+            if (k == 1)
+                t0 = now();
+            uint8_t v = (uint8_t)(1 + iter++ % 255);
+            if (me == 0) {
+                for (int j = 0; j < w; j++) {
+                    uint8_t *m = sbuf + (size_t)j * n;
+                    if (n > 0)
+                        m[0] = m[n - 1] = v;
+                    req[j] = acp_nbsend_ch(ch_out, m, n);
+                }
+                if (acp_waitall_ch(req, w, got) != 0) {
+                    fprintf(stderr, "acpbench: rank 0: a send of a %zu-byte window failed\n", n);
+                    exit(1);
+                }
+                ch_recv(NULL, 0);
+            } else {
+                for (int j = 0; j < w; j++)
+                    req[j] = acp_nbrecv_ch(ch_in, rbuf + (size_t)j * n, n);
+                if (acp_waitall_ch(req, w, got) != 0) {
+                    fprintf(stderr, "acpbench: rank 1: a receive of a %zu-byte window failed\n", n);
+                    exit(1);
+                }
+                for (int j = 0; j < w; j++) {
+                    if (got[j] != n) {
+                        fprintf(stderr, "acpbench: rank 1: received %zu bytes, want %zu\n", got[j], n);
+                        failures++;
+                    }
+                    check_msg(rbuf + (size_t)j * n, n, n + (size_t)j, v, 0, "chbw message");
+                }
+                ch_send(NULL, 0);
+            }
+        }
+    }
+    double t = (now() - t0) / windows;
+    if (me == 1) /* every byte of the last window, outside the timing */
+        for (int j = 0; j < w; j++)
+            check_msg(rbuf + (size_t)j * n, n, n + (size_t)j, n ? rbuf[(size_t)j * n] : 0, 1, "chbw message");
+    acp_sync();
+    return t;
+}
+
+static void chbw(int nprocs)
+{
+    bw_setup();
+    ch_open();
+    uint8_t *sbuf = NULL, *rbuf = NULL;
+    acp_request_t *req = calloc(64, sizeof *req);
+    size_t *got = calloc(64, sizeof *got);
+    if (me <= 1) {
+        sbuf = malloc(bw_len() + 1);
+        rbuf = malloc(bw_len() + 1);
+        if (sbuf == NULL || rbuf == NULL) {
+            fprintf(stderr, "acpbench: rank %d: out of memory\n", me);
+            exit(1);
+        }
+    }
+    if (me == 0) {
+        print_title("Uniband over channels", nprocs);
+        printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec", "MB/s_put", "ratio");
+    }
+    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        int w = window_for(n), windows = windows_for(n, w);
+        double tput = put_bw(n, w, windows);
+        double t = ch_bw(n, w, windows, sbuf, rbuf, req, got);
+        double bw = (double)w * (double)n / MB / t, bwput = (double)w * (double)n / MB / tput;
+        if (me == 0)
+            printf("%13zu%13d%13.2f%13.0f%13.2f%13.2f\n", n, w * windows, bw, w / t, bwput, n ? bw / bwput : 0.0);
+        fflush(stdout);
+    }
+    ch_close();
+    free(sbuf);
+    free(rbuf);
+    free(req);
+    free(got);
+}
+
 int main(int argc, char **argv)
 {
-    const char *bench = parse_args(argc, argv);
+    parse_args(argc, argv);
     argv = with_starter_size(&argc, argv);
     if (acp_init(&argc, &argv) != 0) {
         fprintf(stderr, "acpbench: acp_init failed\n");
@@ -281,7 +660,12 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         print_header(nprocs);
-    pingpong(nprocs);
+    if (strcmp(bench, "chpingpong") == 0)
+        chpingpong(nprocs);
+    else if (strcmp(bench, "chbw") == 0)
+        chbw(nprocs);
+    else
+        pingpong(nprocs);
     acp_sync();
     int fin = acp_finalize();
     if (failures)

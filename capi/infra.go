@@ -42,6 +42,7 @@ func goacp_init(argc *C.int, argv ***C.char) C.int {
 	}
 	rewriteArgs(argc, argv, args, kept)
 	programStarterSizeDL(s) // before core.New sizes the starter memories (ml_dl.go)
+	programStarterSizeCL(s) // likewise (ml_cl.go)
 	if err := s.ApplyLauncherDefaults(); err != nil {
 		return initFailed(err)
 	}

@@ -1,0 +1,367 @@
+// Package ch implements ACP's channels (acp_*_ch): one-directional,
+// in-order, message-preserving pipes from a sender rank to a receiver rank.
+//
+// A channel is a ring (package ml/segbuf's Pair) owned by the receiver:
+// the sender writes each slot with one put whose checksum tells the
+// receiver when it landed completely, and the receiver releases slots by
+// publishing a count into the sender's memory. Small messages travel in one
+// slot, medium ones in consecutive slots; a large message is announced in a
+// slot and the receiver copies it straight from the sender's buffer into
+// its own. Every step is a one-sided operation of the side that takes it.
+package ch
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/ml/segbuf"
+)
+
+var errStopped = errors.New("the communication library stopped (acp_finalize or acp_reset) before the request could complete")
+
+// Lib is one process's channel library.
+type Lib struct {
+	seg *segbuf.Lib
+	e   *core.Engine
+	sum checksummer
+}
+
+// New starts the channel library on a communication-library base.
+func New(seg *segbuf.Lib) *Lib {
+	return &Lib{seg: seg, e: seg.Engine(), sum: newChecksummer()}
+}
+
+type opKind uint8
+
+const (
+	opSend opKind = iota + 1
+	opRecv
+	opFree
+)
+
+// Request is a posted send, receive or free (acp_request_t).
+type Request struct {
+	c    *Channel
+	op   opKind
+	buf  unsafe.Pointer
+	size uint64
+
+	started bool    // sender: protocol chosen
+	off     uint64  // sender: bytes written into slots
+	seq     uint64  // sender, rendezvous: sequence number of its slot
+	key     core.GA // sender, rendezvous: registration of buf
+
+	done   atomic.Bool
+	n      uint64
+	err    error
+	waited atomic.Bool
+}
+
+func (r *Request) complete(n uint64, err error) {
+	r.n, r.err = n, err
+	r.done.Store(true)
+}
+
+// Done reports whether the request completed (without waiting).
+func (r *Request) Done() bool { return r.done.Load() }
+
+// Wait blocks until the request completed and returns the bytes received
+// (receives) or 0 (sends and frees). A request can be waited for once.
+func (r *Request) Wait() (uint64, error) {
+	if r.waited.Swap(true) {
+		return 0, errors.New("the request was waited for already")
+	}
+	if !r.done.Load() {
+		r.c.l.seg.Wait(r)
+		// What the wait did may have left work (a count to publish).
+		r.c.kickIfPending()
+	}
+	return r.n, r.err
+}
+
+// Step implements segbuf.Waiter: progress on the request's channel. While
+// the request's message is being copied from the sender, it waits for
+// that copy the basic layer's way, which wakes up as soon as it completes.
+func (r *Request) Step() {
+	c := r.c
+	c.mu.Lock()
+	c.progress(false)
+	h := core.HandleNull
+	if g := c.get; g != nil && g.r == r {
+		h = g.h
+	}
+	c.mu.Unlock()
+	if h != core.HandleNull {
+		c.l.e.Complete(h)
+	}
+}
+
+// Channel is this process's end of a channel (acp_ch_t).
+type Channel struct {
+	l        *Lib
+	sender   int
+	receiver int
+	role     segbuf.Role
+
+	mu        sync.Mutex
+	p         *segbuf.Pair
+	ring      segbuf.Block // receiver: the ring; sender: staging slots, one per ring slot
+	closing   bool         // Free was called
+	lingering bool         // the free completed; the end waits to be released
+	released  bool
+	err       error // the channel broke (protocol error); every request fails
+
+	// sender
+	push  []*Request // sends (and then the free) whose slots are not all written
+	rdv   []*Request // rendezvous sends the receiver has not finished with
+	tail  uint64     // slots written
+	stage [slotCount]core.Handle
+
+	// receiver
+	recv      []*Request // posted receives, oldest first
+	free      *Request
+	head      uint64 // slots consumed
+	published uint64 // slots the sender was told about
+	force     bool   // publish at the next chance (someone waits for it)
+	lastTake  int64  // when a slot was last taken (monotonic nanoseconds)
+	msg       *Request
+	msgOn     bool // a message sent through the ring is being taken
+	msgTotal  uint64
+	msgOff    uint64
+	get       *getState
+	dropped   uint64 // messages that arrived after Free with no receive
+}
+
+// getState is a rendezvous message being copied from the sender.
+type getState struct {
+	r      *Request
+	n      uint64  // bytes to copy
+	src    core.GA // the sender's buffer
+	key    core.GA // registration of the receive buffer (0: bounce through the slot)
+	off    uint64  // bounce: bytes copied so far
+	chunk  uint64  // bounce: bytes of the copy in flight
+	h      core.Handle
+	bounce bool
+}
+
+// Create makes this process's end of the channel from sender to receiver.
+// Both processes call it with the same arguments; the k-th channel created
+// between the same two ranks on one side meets the k-th on the other. It
+// returns at once: messages may be posted before the other side exists.
+func (l *Lib) Create(sender, receiver int) (*Channel, error) {
+	me, n := l.e.Rank(), l.e.Procs()
+	switch {
+	case sender < 0 || sender >= n:
+		return nil, fmt.Errorf("sender rank %d out of range 0..%d", sender, n-1)
+	case receiver < 0 || receiver >= n:
+		return nil, fmt.Errorf("receiver rank %d out of range 0..%d", receiver, n-1)
+	case sender == receiver:
+		return nil, fmt.Errorf("sender and receiver are both rank %d: a channel joins two different processes", sender)
+	case me != sender && me != receiver:
+		return nil, fmt.Errorf("the calling process (rank %d) is neither the sender (%d) nor the receiver (%d)", me, sender, receiver)
+	}
+	role, peer := segbuf.Source, receiver
+	if me == receiver {
+		role, peer = segbuf.Dest, sender
+	}
+	ring, err := l.seg.Alloc(ringSize)
+	if err != nil {
+		return nil, err
+	}
+	p, err := l.seg.NewPair(segbuf.KindChannel, role, peer, ring.GA, slotSize, slotCount)
+	if err != nil {
+		l.seg.Free(ring)
+		return nil, err
+	}
+	c := &Channel{l: l, sender: sender, receiver: receiver, role: role, p: p, ring: ring}
+	l.seg.Add(c)
+	return c, nil
+}
+
+// Sender and Receiver are the ranks the channel joins.
+func (c *Channel) Sender() int   { return c.sender }
+func (c *Channel) Receiver() int { return c.receiver }
+
+func (c *Channel) name() string { return fmt.Sprintf("channel %d->%d", c.sender, c.receiver) }
+
+// post checks what every new request needs.
+func (c *Channel) post(op opKind, buf unsafe.Pointer, size uint64) (*Request, error) {
+	if c.released || c.closing {
+		return nil, fmt.Errorf("%s is being freed (acp_nbfree_ch was called)", c.name())
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	if buf == nil && size > 0 {
+		return nil, fmt.Errorf("buffer is NULL with size %d", size)
+	}
+	if size > 0 && uintptr(buf)+uintptr(size) < uintptr(buf) {
+		return nil, fmt.Errorf("buffer %p + %d wraps around the address space", buf, size)
+	}
+	return &Request{c: c, op: op, buf: buf, size: size}, nil
+}
+
+// Send posts a message of size bytes from buf (sender's end). buf must not
+// change until the request completed.
+func (c *Channel) Send(buf unsafe.Pointer, size uint64) (*Request, error) {
+	if c.role != segbuf.Source {
+		return nil, fmt.Errorf("this process is the receiver of %s; it cannot send on it", c.name())
+	}
+	c.mu.Lock()
+	r, err := c.post(opSend, buf, size)
+	if err == nil {
+		c.push = append(c.push, r)
+		c.progress(false)
+	}
+	c.unlockKick()
+	return r, err
+}
+
+// Recv posts a receive into buf of size bytes (receiver's end). Messages
+// are taken in order; a longer message fills buf and the rest is dropped.
+func (c *Channel) Recv(buf unsafe.Pointer, size uint64) (*Request, error) {
+	if c.role != segbuf.Dest {
+		return nil, fmt.Errorf("this process is the sender of %s; it cannot receive on it", c.name())
+	}
+	c.mu.Lock()
+	r, err := c.post(opRecv, buf, size)
+	if err == nil {
+		c.recv = append(c.recv, r)
+		c.progress(false)
+	}
+	c.unlockKick()
+	return r, err
+}
+
+// Free releases the channel after every request posted before: the
+// request completes on the sender once its messages are written (and
+// rendezvous buffers given back), on the receiver once its receives
+// completed. The end then lingers in the background until the other side
+// is done with it: a sender's end until the receiver took or dropped
+// every message, a receiver's end (dropping what still arrives) until the
+// sender freed its end. Freeing never waits for the other side's free.
+func (c *Channel) Free() (*Request, error) {
+	c.mu.Lock()
+	r, err := c.post(opFree, nil, 0)
+	if err == nil {
+		c.closing = true
+		if c.role == segbuf.Source {
+			c.push = append(c.push, r)
+		} else {
+			c.free = r
+		}
+		c.progress(false)
+	}
+	c.unlockKick()
+	return r, err
+}
+
+// kickIfPending wakes the background progress when the channel has work
+// left that must go on while the application is away. Called without c.mu.
+func (c *Channel) kickIfPending() {
+	c.mu.Lock()
+	c.unlockKick()
+}
+
+// unlockKick releases c.mu and then wakes the background progress if the
+// channel has work left.
+func (c *Channel) unlockKick() {
+	pending := c.pendingLocked()
+	c.mu.Unlock()
+	if pending {
+		c.l.seg.Kick()
+	}
+}
+
+func (c *Channel) pendingLocked() bool {
+	return !c.released && c.err == nil && (c.p.Pending() || c.lingering || len(c.push) > 0 ||
+		len(c.rdv) > 0 || len(c.recv) > 0 || c.free != nil || c.get != nil || c.head != c.published)
+}
+
+// Progress implements segbuf.Poller.
+func (c *Channel) Progress(background bool) (changed, pending bool) {
+	if !c.mu.TryLock() {
+		return false, true
+	}
+	defer c.mu.Unlock()
+	changed = c.progress(background)
+	return changed, c.pendingLocked()
+}
+
+// progress advances the channel. Called with c.mu held.
+func (c *Channel) progress(background bool) bool {
+	if c.released {
+		return false
+	}
+	changed := c.p.Progress()
+	if err := c.p.Err(); err != nil {
+		if c.err != nil {
+			return changed // failed before
+		}
+		c.fail(fmt.Errorf("%s: %v", c.name(), err))
+		return true
+	}
+	if c.role == segbuf.Source {
+		return c.progressSend() || changed
+	}
+	return c.progressRecv(background) || changed
+}
+
+// fail breaks the channel: every request completes with err.
+func (c *Channel) fail(err error) {
+	if c.err == nil {
+		c.err = err
+		c.l.e.Logf(1, "communication library: %v", err)
+	}
+	for _, r := range c.push {
+		r.complete(0, err)
+	}
+	for _, r := range c.rdv {
+		_ = c.l.e.Unregister(r.key)
+		r.complete(0, err)
+	}
+	for _, r := range c.recv {
+		r.complete(0, err)
+	}
+	if c.get != nil && c.get.key != 0 {
+		_ = c.l.e.Unregister(c.get.key)
+	}
+	if c.free != nil {
+		c.free.complete(0, err)
+	}
+	c.push, c.rdv, c.recv, c.free, c.get = nil, nil, nil, nil, nil
+}
+
+// Abandon implements segbuf.Poller: the library stops.
+func (c *Channel) Abandon() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return
+	}
+	n := len(c.push) + len(c.rdv) + len(c.recv)
+	if c.free != nil {
+		n++
+	}
+	if n > 0 {
+		c.l.e.Logf(1, "communication library: %s: %d request(s) could not complete before the library stopped", c.name(), n)
+	}
+	if c.err == nil {
+		c.err = errStopped // fail would say it once more
+	}
+	c.fail(errStopped)
+	c.release()
+}
+
+// release gives the channel's memory back; both ends are settled (or the
+// library stops).
+func (c *Channel) release() {
+	c.released = true
+	c.p.Release()
+	c.l.seg.Free(c.ring)
+	c.l.seg.Remove(c)
+}

@@ -1,0 +1,676 @@
+package ch_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+	_ "github.com/libacp/libacp/core/memnet"
+	"github.com/libacp/libacp/ml/ch"
+	"github.com/libacp/libacp/ml/segbuf"
+)
+
+// world is n ranks with the communication library started on each.
+type world struct {
+	*coretest.World
+	seg []*segbuf.Lib
+	ch  []*ch.Lib
+}
+
+func newWorld(t *testing.T, n int, settings ...string) *world {
+	t.Helper()
+	w := &world{World: coretest.NewWorld(t, n, "memnet", append([]string{"size-smem-cl=1024"}, settings...)...)}
+	w.seg = make([]*segbuf.Lib, n)
+	w.ch = make([]*ch.Lib, n)
+	w.Run(func(r int, e *core.Engine) error {
+		s, err := segbuf.Start(e)
+		if err != nil {
+			return err
+		}
+		w.seg[r], w.ch[r] = s, ch.New(s)
+		return nil
+	})
+	return w
+}
+
+// close stops the library (collectively) and the engines.
+func (w *world) close() {
+	w.Run(func(r int, _ *core.Engine) error { return w.seg[r].Stop() })
+	w.Close()
+}
+
+// cmem is memory outside the Go heap, as a C program's buffers are.
+func cmem(t testing.TB, n int) []byte {
+	t.Helper()
+	if n == 0 {
+		n = 1
+	}
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b
+}
+
+func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
+
+func fill(b []byte, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, seed*7+1))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+}
+
+func pattern(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	fill(b, seed)
+	return b
+}
+
+func check(cond bool, format string, args ...any) error {
+	if !cond {
+		return fmt.Errorf(format, args...)
+	}
+	return nil
+}
+
+// sizes crosses every protocol boundary: empty, one slot, several slots,
+// the largest eager message, rendezvous.
+var sizes = []int{0, 1, 7, 4031, 4032, 4033, 8064, 8065, 16383, 16384, 16385, 65536, 1 << 20, 4<<20 + 3}
+
+func TestPingPongEverySize(t *testing.T) {
+	for _, cl := range []string{"1024", "1048576"} {
+		t.Run("size-smem-cl="+cl, func(t *testing.T) { pingPongEverySize(t, "size-smem-cl="+cl) })
+	}
+}
+
+// pingPongEverySize runs with the rings in registered memory (a small CL
+// starter memory) or in the CL starter memory.
+func pingPongEverySize(t *testing.T, cl string) {
+	w := newWorld(t, 2, "memnet-shuffle=1", cl)
+	defer w.close()
+	maxSize := sizes[len(sizes)-1]
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.ch[r]
+		out, err := l.Create(r, 1-r)
+		if err != nil {
+			return err
+		}
+		in, err := l.Create(1-r, r)
+		if err != nil {
+			return err
+		}
+		sbuf, rbuf := cmem(t, maxSize), cmem(t, maxSize)
+		for i, n := range sizes {
+			seed := uint64(i*10 + r)
+			fill(sbuf[:n], seed)
+			if r == 0 {
+				if err := send(out, sbuf[:n]); err != nil {
+					return err
+				}
+			}
+			got, err := recv(in, rbuf[:max(n, 1)])
+			if err != nil {
+				return err
+			}
+			if err := check(got == uint64(n), "size %d: received %d bytes", n, got); err != nil {
+				return err
+			}
+			if err := check(bytes.Equal(rbuf[:n], pattern(n, uint64(i*10+1-r))), "size %d: data differs", n); err != nil {
+				return err
+			}
+			if r == 1 {
+				if err := send(out, sbuf[:n]); err != nil {
+					return err
+				}
+			}
+		}
+		return freeBoth(out, in)
+	})
+}
+
+func send(c *ch.Channel, b []byte) error {
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = ptr(b)
+	}
+	q, err := c.Send(p, uint64(len(b)))
+	if err != nil {
+		return err
+	}
+	n, err := q.Wait()
+	if err != nil {
+		return err
+	}
+	return check(n == 0, "send returned %d", n)
+}
+
+func recv(c *ch.Channel, b []byte) (uint64, error) {
+	q, err := c.Recv(ptr(b), uint64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	return q.Wait()
+}
+
+func freeBoth(cs ...*ch.Channel) error {
+	var qs []*ch.Request
+	for _, c := range cs {
+		q, err := c.Free()
+		if err != nil {
+			return err
+		}
+		qs = append(qs, q)
+	}
+	for _, q := range qs {
+		if _, err := q.Wait(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Every rank sends to every other at once, over all N(N-1) channels, and
+// every message arrives intact and in order.
+func TestAllPairsAtOnce(t *testing.T) {
+	const n, msgs = 4, 12
+	w := newWorld(t, n, "memnet-shuffle=1")
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.ch[r]
+		outs := map[int]*ch.Channel{}
+		ins := map[int]*ch.Channel{}
+		for p := 0; p < n; p++ {
+			if p == r {
+				continue
+			}
+			var err error
+			if outs[p], err = l.Create(r, p); err != nil {
+				return err
+			}
+			if ins[p], err = l.Create(p, r); err != nil {
+				return err
+			}
+		}
+		size := func(from, to, k int) int { return []int{0, 5, 4100, 20000, 300000}[(from+to+k)%5] }
+		var reqs []*ch.Request
+		var bufs [][]byte
+		for p, c := range outs {
+			for k := 0; k < msgs; k++ {
+				b := cmem(t, size(r, p, k))
+				fill(b, uint64(r*1000+p*100+k))
+				q, err := c.Send(ptr(b), uint64(size(r, p, k)))
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, q)
+				bufs = append(bufs, b)
+			}
+		}
+		type want struct {
+			q    *ch.Request
+			b    []byte
+			seed uint64
+			n    int
+		}
+		var recvs []want
+		for p, c := range ins {
+			for k := 0; k < msgs; k++ {
+				b := cmem(t, 300000)
+				q, err := c.Recv(ptr(b), 300000)
+				if err != nil {
+					return err
+				}
+				recvs = append(recvs, want{q, b, uint64(p*1000 + r*100 + k), size(p, r, k)})
+			}
+		}
+		// Wait in reverse order: completion does not depend on it.
+		for i := len(recvs) - 1; i >= 0; i-- {
+			v := recvs[i]
+			got, err := v.q.Wait()
+			if err != nil {
+				return err
+			}
+			if err := check(got == uint64(v.n) && bytes.Equal(v.b[:v.n], pattern(v.n, v.seed)), "message seed %d: %d bytes, data ok %v", v.seed, got, bytes.Equal(v.b[:v.n], pattern(v.n, v.seed))); err != nil {
+				return err
+			}
+		}
+		for _, q := range reqs {
+			if _, err := q.Wait(); err != nil {
+				return err
+			}
+		}
+		var all []*ch.Channel
+		for p := range outs {
+			all = append(all, outs[p], ins[p])
+		}
+		return freeBoth(all...)
+	})
+}
+
+// Many messages through a ring of 8 slots, receives posted late and in
+// bulk; message k carries k.
+func TestManyMessagesInOrder(t *testing.T) {
+	const msgs = 2000
+	w := newWorld(t, 2)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.ch[r]
+		c, err := l.Create(0, 1)
+		if err != nil {
+			return err
+		}
+		buf := cmem(t, 8*msgs)
+		if r == 0 {
+			var qs []*ch.Request
+			for k := 0; k < msgs; k++ {
+				le64(buf[8*k:], uint64(k))
+				q, err := c.Send(ptr(buf[8*k:]), 8)
+				if err != nil {
+					return err
+				}
+				qs = append(qs, q)
+			}
+			for _, q := range qs {
+				if _, err := q.Wait(); err != nil {
+					return err
+				}
+			}
+		} else {
+			time.Sleep(20 * time.Millisecond) // the sender fills the ring first
+			var qs []*ch.Request
+			for k := 0; k < msgs; k++ {
+				q, err := c.Recv(ptr(buf[8*k:]), 8)
+				if err != nil {
+					return err
+				}
+				qs = append(qs, q)
+			}
+			for k := msgs - 1; k >= 0; k-- {
+				if n, err := qs[k].Wait(); err != nil || n != 8 {
+					return fmt.Errorf("message %d: %d bytes, %v", k, n, err)
+				}
+			}
+			for k := 0; k < msgs; k++ {
+				if got := rd64(buf[8*k:]); got != uint64(k) {
+					return fmt.Errorf("message %d carries %d", k, got)
+				}
+			}
+		}
+		return freeBoth(c)
+	})
+}
+
+func le64(b []byte, v uint64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+func rd64(b []byte) uint64 {
+	var v uint64
+	for i := 0; i < 8; i++ {
+		v |= uint64(b[i]) << (8 * i)
+	}
+	return v
+}
+
+// A receive buffer shorter than the message gets its first bytes; a longer
+// one gets the whole message and the rest is untouched.
+func TestTruncation(t *testing.T) {
+	w := newWorld(t, 2)
+	defer w.close()
+	cases := []struct{ msg, buf int }{{100, 10}, {100, 0}, {10000, 5000}, {1 << 20, 1000}, {1 << 20, 0}, {50, 4096}, {100000, 200000}}
+	w.Run(func(r int, e *core.Engine) error {
+		c, err := w.ch[r].Create(0, 1)
+		if err != nil {
+			return err
+		}
+		for i, tc := range cases {
+			if r == 0 {
+				b := cmem(t, tc.msg)
+				fill(b, uint64(i))
+				if err := send(c, b); err != nil {
+					return err
+				}
+				continue
+			}
+			b := cmem(t, tc.buf+16)
+			for j := range b {
+				b[j] = 0xee
+			}
+			q, err := c.Recv(ptr(b), uint64(tc.buf))
+			if err != nil {
+				return err
+			}
+			got, err := q.Wait()
+			if err != nil {
+				return err
+			}
+			want := min(tc.msg, tc.buf)
+			if err := check(got == uint64(want), "case %d: received %d, want %d", i, got, want); err != nil {
+				return err
+			}
+			if err := check(bytes.Equal(b[:want], pattern(tc.msg, uint64(i))[:want]), "case %d: data differs", i); err != nil {
+				return err
+			}
+			if err := check(bytes.Count(b[want:], []byte{0xee}) == len(b)-want, "case %d: bytes after the message were written", i); err != nil {
+				return err
+			}
+		}
+		return freeBoth(c)
+	})
+}
+
+// Channels between the same two ranks meet in creation order, also when
+// the sender posts before the receiver created its end.
+func TestCreationOrderAndEarlySends(t *testing.T) {
+	w := newWorld(t, 2)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.ch[r]
+		if r == 1 {
+			time.Sleep(30 * time.Millisecond)
+		}
+		var cs []*ch.Channel
+		for i := 0; i < 5; i++ {
+			c, err := l.Create(0, 1)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, c)
+			if r == 0 {
+				b := cmem(t, 8)
+				le64(b, uint64(i+100))
+				if _, err := c.Send(ptr(b), 8); err != nil {
+					return err
+				}
+			}
+		}
+		if r == 1 {
+			for i := 4; i >= 0; i-- {
+				b := cmem(t, 8)
+				n, err := recv(cs[i], b)
+				if err != nil {
+					return err
+				}
+				if err := check(n == 8 && rd64(b) == uint64(i+100), "channel %d carried %d (%d bytes)", i, rd64(b), n); err != nil {
+					return err
+				}
+			}
+		}
+		return freeBoth(cs...)
+	})
+}
+
+// Frees that are never waited for finish by themselves, and the library
+// stops cleanly; receives that can never match fail instead of hanging.
+func TestUnwaitedFreesAndStop(t *testing.T) {
+	w := newWorld(t, 3)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.ch[r]
+		if r == 0 {
+			for p := 1; p < 3; p++ {
+				c, err := l.Create(0, p)
+				if err != nil {
+					return err
+				}
+				b := cmem(t, 100000)
+				fill(b, uint64(p))
+				if _, err := c.Send(ptr(b), 100000); err != nil {
+					return err
+				}
+				if _, err := c.Free(); err != nil {
+					return err
+				}
+			}
+			return nil // stops with the frees in flight
+		}
+		c, err := l.Create(0, r)
+		if err != nil {
+			return err
+		}
+		b := cmem(t, 100000)
+		n, err := recv(c, b)
+		if err != nil {
+			return err
+		}
+		if err := check(n == 100000 && bytes.Equal(b, pattern(100000, uint64(r))), "rank %d: %d bytes", r, n); err != nil {
+			return err
+		}
+		// One receive too many: fails once the sender freed its end.
+		q, err := c.Recv(ptr(b), 8)
+		if err != nil {
+			return err
+		}
+		if _, err := q.Wait(); err == nil {
+			return fmt.Errorf("a receive with no message completed without an error")
+		}
+		f, err := c.Free()
+		if err != nil {
+			return err
+		}
+		_, err = f.Wait()
+		return err
+	})
+}
+
+// A receive posted on a channel whose sender never shows up is abandoned
+// when the library stops.
+func TestStopAbandonsWhatCannotFinish(t *testing.T) {
+	w := newWorld(t, 2)
+	var q *ch.Request
+	w.Run(func(r int, e *core.Engine) error {
+		if r != 1 {
+			return nil
+		}
+		c, err := w.ch[r].Create(0, 1)
+		if err != nil {
+			return err
+		}
+		q, err = c.Recv(ptr(cmem(t, 8)), 8)
+		return err
+	})
+	w.close()
+	require.True(t, q.Done())
+	_, err := q.Wait()
+	assert.ErrorContains(t, err, "stopped")
+}
+
+// Channels are created and freed many times: endpoint memory is recycled.
+func TestCreateFreeManyTimes(t *testing.T) {
+	w := newWorld(t, 2, "size-smem-cl=100000") // some ends in starter memory, some not
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		for i := 0; i < 300; i++ {
+			c, err := w.ch[r].Create(0, 1)
+			if err != nil {
+				return err
+			}
+			b := cmem(t, 8)
+			if r == 0 {
+				le64(b, uint64(i))
+				if err := send(c, b); err != nil {
+					return err
+				}
+			} else if n, err := recv(c, b); err != nil || n != 8 || rd64(b) != uint64(i) {
+				return fmt.Errorf("round %d: %d bytes, value %d, %v", i, n, rd64(b), err)
+			}
+			if err := freeBoth(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	w := newWorld(t, 3)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.ch[r]
+		for _, c := range [][2]int{{-1, 1}, {0, 3}, {r, r}, {(r + 1) % 3, (r + 2) % 3}, {0, 1 << 30}} {
+			if _, err := l.Create(c[0], c[1]); err == nil {
+				return fmt.Errorf("create(%d, %d) succeeded", c[0], c[1])
+			}
+		}
+		if r == 2 {
+			return nil
+		}
+		c, err := l.Create(0, 1)
+		if err != nil {
+			return err
+		}
+		b := cmem(t, 8)
+		if r == 0 {
+			if _, err := c.Recv(ptr(b), 8); err == nil {
+				return fmt.Errorf("receive on the sender's end succeeded")
+			}
+			if _, err := c.Send(nil, 8); err == nil {
+				return fmt.Errorf("send of 8 bytes from NULL succeeded")
+			}
+			q, err := c.Send(nil, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err == nil {
+				return fmt.Errorf("second wait succeeded")
+			}
+		} else {
+			if _, err := c.Send(ptr(b), 8); err == nil {
+				return fmt.Errorf("send on the receiver's end succeeded")
+			}
+			if n, err := recv(c, b); err != nil || n != 0 {
+				return fmt.Errorf("empty message: %d bytes, %v", n, err)
+			}
+		}
+		f, err := c.Free()
+		if err != nil {
+			return err
+		}
+		if _, err := c.Free(); err == nil {
+			return fmt.Errorf("second free succeeded")
+		}
+		if _, err := c.Send(ptr(b), 8); err == nil {
+			return fmt.Errorf("send after free succeeded")
+		}
+		_, err = f.Wait()
+		return err
+	})
+}
+
+// Several threads use one channel end at once.
+func TestThreads(t *testing.T) {
+	const threads, msgs = 4, 200
+	w := newWorld(t, 2)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		c, err := w.ch[r].Create(0, 1)
+		if err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, threads)
+		counts := make([]int, threads)
+		var mu sync.Mutex
+		for th := 0; th < threads; th++ {
+			wg.Add(1)
+			go func(th int) {
+				defer wg.Done()
+				b := cmem(t, 16)
+				for k := 0; k < msgs; k++ {
+					if r == 0 {
+						le64(b, uint64(th))
+						if err := send(c, b[:8]); err != nil {
+							errs <- err
+							return
+						}
+					} else {
+						if _, err := recv(c, b[:8]); err != nil {
+							errs <- err
+							return
+						}
+						mu.Lock()
+						counts[rd64(b)%threads]++
+						mu.Unlock()
+					}
+				}
+			}(th)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			return err
+		}
+		if r == 1 {
+			for th, n := range counts {
+				if n != msgs {
+					return fmt.Errorf("thread %d's messages: %d, want %d", th, n, msgs)
+				}
+			}
+		}
+		return freeBoth(c)
+	})
+}
+
+// A peer whose application is busy elsewhere (no library call) does not
+// hold up its partner: the connection, slots it has not taken yet, and a
+// large message it posted a receive for all move in the background.
+func TestBusyPeerDoesNotStall(t *testing.T) {
+	const busy = 400 * time.Millisecond
+	w := newWorld(t, 2)
+	defer w.close()
+	big := 1 << 20
+	w.Run(func(r int, e *core.Engine) error {
+		c, err := w.ch[r].Create(0, 1)
+		if err != nil {
+			return err
+		}
+		if r == 1 {
+			b := cmem(t, big)
+			q, err := c.Recv(ptr(b), uint64(big))
+			if err != nil {
+				return err
+			}
+			time.Sleep(busy) // computing
+			if _, err := q.Wait(); err != nil {
+				return err
+			}
+			small := cmem(t, 8)
+			for k := 0; k < 4; k++ {
+				if n, err := recv(c, small); err != nil || n != 8 {
+					return fmt.Errorf("small message %d: %d, %v", k, n, err)
+				}
+			}
+			return freeBoth(c)
+		}
+		start := time.Now()
+		b := cmem(t, big)
+		if err := send(c, b); err != nil { // rendezvous: done when the peer copied it
+			return err
+		}
+		small := cmem(t, 8)
+		for k := 0; k < 4; k++ { // fit in the ring
+			if err := send(c, small); err != nil {
+				return err
+			}
+		}
+		if d := time.Since(start); d >= busy {
+			return fmt.Errorf("the sends took %v although the receiver's application was busy for %v", d, busy)
+		}
+		return freeBoth(c)
+	})
+}

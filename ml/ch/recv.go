@@ -1,0 +1,265 @@
+package ch
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
+
+// progressRecv is the receiver's side: take landed slots into posted
+// receives in order, copy rendezvous messages from the sender, release
+// slots to the sender, and finish a free. Called with c.mu held.
+func (c *Channel) progressRecv(background bool) (changed bool) {
+	if c.err != nil {
+		return false
+	}
+	// Read the sender's disconnect notice before looking at the ring: the
+	// notice comes after every slot the sender wrote, so if it is here and
+	// the next slot is not, no slot will ever come.
+	senderDone := c.p.PeerDisconnected()
+	empty := false
+	for c.err == nil {
+		if c.get != nil {
+			ok, ch := c.progressGet()
+			changed = changed || ch
+			if !ok {
+				break
+			}
+			continue
+		}
+		s := slotAt(c.ring.Ptr, c.head)
+		h, ok := c.l.sum.landed(s, c.head+1)
+		if !ok {
+			empty = true
+			break
+		}
+		took, err := c.take(s, h)
+		if err != nil {
+			c.fail(fmt.Errorf("%s: %v", c.name(), err))
+			return true
+		}
+		if !took {
+			break
+		}
+		c.lastTake = nanotime()
+		changed = true
+	}
+	if c.err != nil {
+		return true
+	}
+	if c.free != nil && len(c.recv) == 0 {
+		// Every receive before the free completed: the free is done for
+		// the application; the end lingers, dropping what still arrives,
+		// until the sender says no slot follows.
+		c.free.complete(0, nil)
+		c.free = nil
+		c.lingering = true
+		changed = true
+	}
+	if senderDone && empty && c.get == nil {
+		if c.finishRecv() {
+			changed = true
+		}
+	}
+	if c.released {
+		return changed
+	}
+	if c.publish(background) {
+		changed = true
+	}
+	return changed
+}
+
+// take consumes the landed slot s at c.head. took is false when the slot
+// waits for a receive to be posted.
+func (c *Channel) take(s []byte, h header) (took bool, err error) {
+	switch h.kind {
+	case slotFirst, slotNext:
+		if h.kind == slotFirst {
+			if c.msgOn {
+				return false, fmt.Errorf("slot %d starts a message while %d of %d bytes of the previous one are missing", c.head+1, c.msgTotal-c.msgOff, c.msgTotal)
+			}
+			if len(c.recv) > 0 {
+				c.msg = c.recv[0]
+			} else if c.lingering {
+				c.msg = nil // nobody will receive it: drop it
+			} else {
+				return false, nil
+			}
+			c.msgOn, c.msgTotal, c.msgOff = true, h.total, 0
+		} else if !c.msgOn || h.aux != c.msgOff || h.total != c.msgTotal {
+			return false, fmt.Errorf("slot %d continues a message at offset %d of %d bytes, expected offset %d of %d", c.head+1, h.aux, h.total, c.msgOff, c.msgTotal)
+		}
+		if h.n > c.msgTotal-c.msgOff || (h.n == 0 && c.msgTotal > 0) {
+			return false, fmt.Errorf("slot %d carries %d bytes at offset %d of a %d-byte message", c.head+1, h.n, c.msgOff, c.msgTotal)
+		}
+		if r := c.msg; r != nil && c.msgOff < r.size {
+			m := min(h.n, r.size-c.msgOff)
+			copy(unsafe.Slice((*byte)(unsafe.Add(r.buf, c.msgOff)), m), s[headerSize:headerSize+m])
+		}
+		c.msgOff += h.n
+		c.head++
+		if c.msgOff == c.msgTotal {
+			c.msgOn = false
+			if r := c.msg; r != nil {
+				c.popRecv()
+				r.complete(min(c.msgTotal, r.size), nil)
+			} else {
+				c.drop()
+			}
+			c.msg = nil
+		}
+		return true, nil
+
+	case slotRendezvous:
+		if c.msgOn {
+			return false, fmt.Errorf("slot %d announces a message while %d of %d bytes of the previous one are missing", c.head+1, c.msgTotal-c.msgOff, c.msgTotal)
+		}
+		if len(c.recv) == 0 {
+			if !c.lingering {
+				return false, nil
+			}
+			// Dropped: releasing the slot tells the sender we are done with
+			// its buffer.
+			c.drop()
+			c.head++
+			c.force = true
+			return true, nil
+		}
+		r := c.recv[0]
+		n := min(h.total, r.size)
+		if n == 0 {
+			c.popRecv()
+			c.head++
+			c.force = true
+			r.complete(0, nil)
+			return true, nil
+		}
+		c.get = &getState{r: r, n: n, src: core.GA(h.aux)}
+		if key, err := c.l.e.Register(r.buf, n, 0); err == nil {
+			c.get.key = key
+			c.get.h, err = c.l.e.Copy(key, c.get.src, n, core.HandleNull)
+			if err != nil {
+				return false, fmt.Errorf("cannot copy a %d-byte message from rank %d: %v", n, c.sender, err)
+			}
+		} else {
+			// Through this slot's payload area, a piece at a time.
+			c.l.e.Logf(2, "communication library: %s: %d-byte message copied through the ring: %v", c.name(), n, err)
+			c.get.bounce = true
+			if err := c.bounceNext(); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("slot %d has unknown kind %d", c.head+1, h.kind)
+}
+
+// bounceNext copies the next piece of a rendezvous message into the
+// payload area of its slot.
+func (c *Channel) bounceNext() error {
+	g := c.get
+	g.chunk = min(uint64(slotPayload), g.n-g.off)
+	dst := c.ring.GA + core.GA((c.head%slotCount)*slotSize+headerSize)
+	h, err := c.l.e.Copy(dst, g.src+core.GA(g.off), g.chunk, core.HandleNull)
+	if err != nil {
+		return fmt.Errorf("cannot copy a %d-byte message from rank %d: %v", g.n, c.sender, err)
+	}
+	g.h = h
+	return nil
+}
+
+// progressGet finishes a rendezvous copy when it completed. ok: the
+// message is done and the ring may be read on.
+func (c *Channel) progressGet() (ok, changed bool) {
+	g := c.get
+	if c.l.e.Inquire(g.h) {
+		return false, false
+	}
+	if g.bounce {
+		s := slotAt(c.ring.Ptr, c.head)
+		copy(unsafe.Slice((*byte)(unsafe.Add(g.r.buf, g.off)), g.chunk), s[headerSize:headerSize+g.chunk])
+		g.off += g.chunk
+		if g.off < g.n {
+			if err := c.bounceNext(); err != nil {
+				c.fail(fmt.Errorf("%s: %v", c.name(), err))
+			}
+			return false, true
+		}
+	} else {
+		_ = c.l.e.Unregister(g.key)
+	}
+	c.get = nil
+	c.popRecv()
+	c.head++
+	c.force = true // the sender waits for this release to reuse its buffer
+	g.r.complete(g.n, nil)
+	return true, true
+}
+
+func (c *Channel) popRecv() {
+	c.recv[0] = nil
+	c.recv = c.recv[1:]
+}
+
+func (c *Channel) drop() {
+	c.dropped++
+	c.l.e.Logf(1, "communication library: %s: dropped a message that arrived after acp_nbfree_ch (more sends than receives)", c.name())
+}
+
+// finishRecv runs when the sender freed its end and the ring is empty:
+// receives still posted can never be matched, and a freed end is released
+// after telling the sender that every slot is released.
+func (c *Channel) finishRecv() (changed bool) {
+	if c.msgOn {
+		c.fail(fmt.Errorf("%s: the sender freed the channel in the middle of a message", c.name()))
+		return true
+	}
+	for _, r := range c.recv {
+		r.complete(0, fmt.Errorf("%s: the sender freed the channel without sending a message for this receive", c.name()))
+		changed = true
+	}
+	c.recv = nil
+	if !c.lingering {
+		return changed
+	}
+	c.force = true
+	c.publish(false)
+	if c.head == c.published && c.p.Idle() {
+		// The sender learns that every slot is released once our last
+		// count lands; after that neither side touches the other.
+		c.release()
+		changed = true
+	}
+	return changed
+}
+
+// publish tells the sender how many slots were released. To save messages
+// it waits until half the ring is released, unless someone waits for it or
+// the receiver has taken nothing for a while (noticed by background passes:
+// a sender may be waiting for room).
+func (c *Channel) publish(background bool) bool {
+	n := c.head - c.published
+	if n == 0 || !c.p.Connected() {
+		return false
+	}
+	idle := background && (c.l.seg.Stopping() || nanotime()-c.lastTake > int64(idleRelease))
+	if !c.force && !idle && n < slotCount/2 {
+		return false
+	}
+	c.p.Publish(c.head, core.HandleNull, false)
+	c.published = c.head
+	c.force = false
+	return true
+}
+
+// idleRelease is how long a receiver that took fewer than half the ring's
+// slots waits before releasing them anyway.
+const idleRelease = 100 * time.Microsecond
+
+var clockStart = time.Now()
+
+// nanotime is a monotonic clock reading.
+func nanotime() int64 { return int64(time.Since(clockStart)) }

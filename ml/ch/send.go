@@ -1,0 +1,162 @@
+package ch
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
+
+// progressSend is the sender's side: finish rendezvous sends the receiver
+// has taken, write queued messages into free slots, and handle a free.
+// Called with c.mu held.
+func (c *Channel) progressSend() (changed bool) {
+	released := c.p.Count()
+	for len(c.rdv) > 0 && released >= c.rdv[0].seq {
+		r := c.rdv[0]
+		c.rdv[0] = nil
+		c.rdv = c.rdv[1:]
+		// The receiver released the slot after its copy completed: the
+		// buffer is ours again.
+		_ = c.l.e.Unregister(r.key)
+		r.complete(0, nil)
+		changed = true
+	}
+	for len(c.push) > 0 && c.err == nil {
+		r := c.push[0]
+		if r.op == opFree {
+			if len(c.rdv) == 0 {
+				// Every message is written and every buffer given back: the
+				// free is done for the application; the end lingers until the
+				// receiver has taken or dropped every slot.
+				c.push = nil
+				c.lingering = true
+				r.complete(0, nil)
+				changed = true
+			}
+			break
+		}
+		if !c.p.Connected() {
+			break
+		}
+		finished, ch := c.pushSend(r)
+		changed = changed || ch
+		if !finished {
+			break
+		}
+		c.push[0] = nil
+		c.push = c.push[1:]
+	}
+	if c.lingering && c.err == nil {
+		if c.lingerSend() {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// lingerSend ends a freed sender's end: tell the receiver no slot follows
+// (after every slot we wrote), and release once it released every slot:
+// then it never writes to us again.
+func (c *Channel) lingerSend() bool {
+	if !c.p.Connected() {
+		return false
+	}
+	changed := false
+	if !c.p.Disconnected() {
+		if err := c.p.Disconnect(); err != nil {
+			c.fail(fmt.Errorf("%s: cannot disconnect: %v", c.name(), err))
+			return true
+		}
+		changed = true
+	}
+	if c.p.Count() == c.tail && c.p.DisconnectLanded() {
+		c.release()
+		changed = true
+	}
+	return changed
+}
+
+// slotFree reports whether the next slot may be written: the receiver has
+// released it, and the put that last wrote it from our staging slot is
+// complete.
+func (c *Channel) slotFree() bool {
+	if c.tail-c.p.Count() >= slotCount {
+		return false
+	}
+	i := c.tail % slotCount
+	if h := c.stage[i]; h != core.HandleNull {
+		if c.l.e.Inquire(h) {
+			return false
+		}
+		c.stage[i] = core.HandleNull
+	}
+	return true
+}
+
+// writeSlot stages the next slot and puts it into the receiver's ring.
+func (c *Channel) writeSlot(h header, payload unsafe.Pointer) error {
+	i := c.tail % slotCount
+	s := slotAt(c.ring.Ptr, i)
+	n := c.l.sum.write(s, c.tail+1, h, payload)
+	off := core.GA(i * slotSize)
+	hd, err := c.l.e.Copy(c.p.RemoteBuf()+off, c.ring.GA+off, n, core.HandleNull)
+	if err != nil {
+		return err
+	}
+	c.stage[i] = hd
+	c.p.Note(hd)
+	c.tail++
+	return nil
+}
+
+// pushSend writes as much of send r as the ring allows. finished: all its
+// slots are written (an eager send is then complete; a rendezvous send
+// waits for the receiver).
+func (c *Channel) pushSend(r *Request) (finished, changed bool) {
+	if !r.started {
+		r.started = true
+		if r.size > eagerMax {
+			key, err := c.l.e.Register(r.buf, r.size, 0)
+			if err == nil {
+				r.key = key
+			} else {
+				// Through the ring, then: slower, never stuck.
+				c.l.e.Logf(2, "communication library: %s: %d-byte message goes through the ring: %v", c.name(), r.size, err)
+			}
+		}
+	}
+	if r.key != 0 {
+		if !c.slotFree() {
+			return false, false
+		}
+		if err := c.writeSlot(header{kind: slotRendezvous, total: r.size, aux: uint64(r.key)}, nil); err != nil {
+			c.fail(fmt.Errorf("%s: cannot write to rank %d: %v", c.name(), c.receiver, err))
+			return false, true
+		}
+		r.seq = c.tail
+		c.rdv = append(c.rdv, r)
+		return true, true
+	}
+	for {
+		if !c.slotFree() {
+			return false, changed
+		}
+		n := min(uint64(slotPayload), r.size-r.off)
+		h := header{kind: slotFirst, n: n, total: r.size, aux: r.off}
+		if r.off > 0 {
+			h.kind = slotNext
+		}
+		if err := c.writeSlot(h, unsafe.Add(r.buf, r.off)); err != nil {
+			c.fail(fmt.Errorf("%s: cannot write to rank %d: %v", c.name(), c.receiver, err))
+			return false, true
+		}
+		changed = true
+		r.off += n
+		if r.off >= r.size {
+			// The data is in our staging slots: buf may be reused.
+			r.complete(0, nil)
+			return true, true
+		}
+	}
+}

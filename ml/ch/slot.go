@@ -1,0 +1,112 @@
+package ch
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The receiver's ring: slotCount slots of slotSize bytes. The sender writes
+// each slot with a single put of header and payload; the receiver takes
+// slot seq-1 (mod slotCount) when its header carries sequence number seq and
+// its checksum matches. The checksum is what makes one put enough: a put's
+// bytes may land in any order, so a slot whose header arrived before its
+// payload fails the check and is looked at again later. The receiver
+// releases slots by adding to the sender's control block; the sender writes
+// slot t only while t - released < slotCount.
+const (
+	slotSize    = 4096
+	slotCount   = 8
+	headerSize  = 64
+	slotPayload = slotSize - headerSize
+	ringSize    = slotSize * slotCount
+)
+
+// Messages up to eagerMax bytes travel through the ring (in as many slots
+// as they need, pipelined); larger ones are announced by a rendezvous slot
+// and the receiver copies them from the sender's buffer directly.
+const eagerMax = 16 << 10
+
+// Slot header.
+const (
+	hSeq   = 0  // uint64: sequence number of the slot on this channel, from 1
+	hKind  = 8  // uint32: slotFirst, slotNext or slotRendezvous
+	hLen   = 12 // uint32: payload bytes in this slot
+	hTotal = 16 // uint64: size of the whole message
+	hAux   = 24 // uint64: slotNext: offset of this chunk; slotRendezvous: GA of the sender's buffer
+	hSum   = 32 // uint64: checksum of bytes [0, hSum) and the payload
+)
+
+// Kinds of slot.
+const (
+	slotFirst      = 1 // first chunk of a message sent through the ring
+	slotNext       = 2 // a further chunk of it
+	slotRendezvous = 3 // a message the receiver copies from the sender's buffer
+)
+
+var le = binary.LittleEndian
+
+// header is a decoded slot header.
+type header struct {
+	kind  uint32
+	n     uint64 // payload bytes
+	total uint64
+	aux   uint64
+}
+
+// checksummer computes slot checksums: CRC-32C and CRC-32 (IEEE) side by
+// side, both done by the CPU's own instructions where it has them. A slot
+// whose bytes are a mix of old and new content passes with probability
+// about 2^-64.
+type checksummer struct{ castagnoli *crc32.Table }
+
+func newChecksummer() checksummer {
+	return checksummer{castagnoli: crc32.MakeTable(crc32.Castagnoli)}
+}
+
+func (k checksummer) sum(head, payload []byte) uint64 {
+	a := crc32.Update(crc32.Update(0, k.castagnoli, head), k.castagnoli, payload)
+	b := crc32.Update(crc32.Update(0, crc32.IEEETable, head), crc32.IEEETable, payload)
+	return uint64(a)<<32 | uint64(b)
+}
+
+// slotAt views slot i of a ring (or of the sender's staging slots).
+func slotAt(base unsafe.Pointer, i uint64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(base, (i%slotCount)*slotSize)), slotSize)
+}
+
+// write fills a staging slot and returns the bytes to put.
+func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointer) uint64 {
+	le.PutUint64(s[hSeq:], seq)
+	le.PutUint32(s[hKind:], h.kind)
+	le.PutUint32(s[hLen:], uint32(h.n))
+	le.PutUint64(s[hTotal:], h.total)
+	le.PutUint64(s[hAux:], h.aux)
+	if h.n > 0 {
+		copy(s[headerSize:headerSize+h.n], unsafe.Slice((*byte)(payload), h.n))
+	}
+	le.PutUint64(s[hSum:], k.sum(s[:hSum], s[headerSize:headerSize+h.n]))
+	return headerSize + h.n
+}
+
+// landed reports whether slot s holds the complete slot seq, and decodes
+// its header.
+func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
+	if atomic.LoadUint64((*uint64)(unsafe.Pointer(&s[hSeq]))) != seq {
+		return header{}, false
+	}
+	h := header{
+		kind:  le.Uint32(s[hKind:]),
+		n:     uint64(le.Uint32(s[hLen:])),
+		total: le.Uint64(s[hTotal:]),
+		aux:   le.Uint64(s[hAux:]),
+	}
+	if h.n > slotPayload {
+		return header{}, false // a header that is still half old
+	}
+	if k.sum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {
+		return header{}, false
+	}
+	return h, true
+}

@@ -1,0 +1,256 @@
+package segbuf
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Poller is an endpoint that needs progress: connection set-up, queued
+// transfers, counters to publish. The library polls its pollers from a
+// background goroutine while any of them has pending work, and from every
+// thread that waits, so that a peer's progress never depends on what this
+// process's application happens to be doing.
+type Poller interface {
+	// Progress advances the endpoint without blocking. background is true
+	// in the library's goroutine (which also does lazy work such as
+	// publishing counters). It reports whether anything changed and
+	// whether work remains that needs more progress.
+	Progress(background bool) (changed, pending bool)
+	// Abandon ends whatever the endpoint still waits for; the layer stops
+	// and nothing can complete any more.
+	Abandon()
+}
+
+// Timing of the background goroutine and of waits. A wait spins (yielding
+// the CPU every few turns, so that other threads run) for spinFor: a
+// message usually arrives within tens of microseconds, and on a busy
+// machine a sleeping thread wakes up hundreds of microseconds late. Then
+// it sleeps, starting at minSleep and doubling up to maxSleep, so that a
+// long wait burns no core but notices a change (which nothing signals:
+// peers write our memory) within a fraction of a large message's time.
+const (
+	spinFor  = time.Millisecond
+	minSleep = 20 * time.Microsecond
+	maxSleep = 200 * time.Microsecond
+	// The background goroutine starts slower and backs off further while
+	// nothing changes.
+	minIdleSleep = 50 * time.Microsecond
+	maxIdleSleep = 5 * time.Millisecond
+)
+
+// progress is the background goroutine and the set of pollers.
+type progress struct {
+	mu      sync.Mutex
+	pollers map[Poller]struct{}
+	list    []Poller // snapshot of pollers, replaced (never changed) when dirty
+	dirty   bool
+
+	parked  atomic.Bool
+	waiters atomic.Int32 // application threads inside Wait: they progress everything
+	kick    chan struct{}
+	quit    chan struct{}
+	stopped chan struct{}
+	running bool
+}
+
+func (p *progress) init() {
+	p.pollers = map[Poller]struct{}{}
+	p.kick = make(chan struct{}, 1)
+	p.quit = make(chan struct{})
+	p.stopped = make(chan struct{})
+}
+
+// Add makes p known to the background progress.
+func (l *Lib) Add(p Poller) {
+	l.prog.mu.Lock()
+	l.prog.pollers[p] = struct{}{}
+	l.prog.dirty = true
+	l.prog.mu.Unlock()
+	l.used.Store(true)
+	l.Kick()
+}
+
+// Remove forgets p (its endpoint was released).
+func (l *Lib) Remove(p Poller) {
+	l.prog.mu.Lock()
+	delete(l.prog.pollers, p)
+	l.prog.dirty = true
+	l.prog.mu.Unlock()
+}
+
+// Kick wakes the background goroutine if it sleeps for lack of work. Call
+// it after creating work that needs progress while the caller is away.
+func (l *Lib) Kick() {
+	if l.prog.parked.Load() {
+		select {
+		case l.prog.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (l *Lib) snapshot() []Poller {
+	p := &l.prog
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dirty {
+		// A new slice: other threads may still be iterating the old one.
+		list := make([]Poller, 0, len(p.pollers))
+		for q := range p.pollers {
+			list = append(list, q)
+		}
+		p.list, p.dirty = list, false
+	}
+	return p.list
+}
+
+// progressAll polls every endpoint once and drains the mailbox.
+func (l *Lib) progressAll(background bool) (changed, pending bool) {
+	if l.drain() {
+		changed = true
+	}
+	for _, q := range l.snapshot() {
+		c, p := q.Progress(background)
+		changed = changed || c
+		pending = pending || p
+	}
+	if changed {
+		l.changes.Add(1)
+	}
+	return changed, pending
+}
+
+func (l *Lib) startProgress() {
+	l.prog.running = true
+	go l.run()
+}
+
+// run is the background goroutine: it polls while some endpoint has
+// pending work, sleeping between passes (longer while nothing changes),
+// and parks when there is none.
+func (l *Lib) run() {
+	p := &l.prog
+	defer close(p.stopped)
+	sleep := minIdleSleep
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if p.waiters.Load() > 0 {
+			// A waiting thread polls every endpoint itself; competing with
+			// it for the core would only slow both down.
+			timer.Reset(maxIdleSleep)
+			select {
+			case <-timer.C:
+			case <-p.quit:
+				return
+			}
+			continue
+		}
+		changed, pending := l.progressAll(true)
+		if !pending {
+			p.parked.Store(true)
+			// Work posted before parked was visible is seen here; work
+			// posted after it kicks us.
+			if _, pending = l.progressAll(true); !pending {
+				select {
+				case <-p.kick:
+				case <-p.quit:
+					p.parked.Store(false)
+					return
+				}
+			}
+			p.parked.Store(false)
+			sleep = minIdleSleep
+			continue
+		}
+		if changed {
+			sleep = minIdleSleep
+		} else {
+			sleep = min(2*sleep, maxIdleSleep)
+		}
+		timer.Reset(sleep)
+		select {
+		case <-timer.C:
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+// stopProgress ends the background goroutine and waits for it.
+func (l *Lib) stopProgress() {
+	p := &l.prog
+	if !p.running {
+		return
+	}
+	p.running = false
+	close(p.quit)
+	<-p.stopped
+}
+
+// Waiter is something a thread waits for: Done reports whether it
+// happened, Step makes progress towards it.
+type Waiter interface {
+	Done() bool
+	Step()
+}
+
+// Wait blocks until w is done, stepping it between checks and polling
+// every endpoint now and then, so that a thread waiting on one channel also
+// moves the others. It spins (yielding the CPU every few turns) for a
+// while, then sleeps with growing intervals.
+func (l *Lib) Wait(w Waiter) {
+	l.prog.waiters.Add(1)
+	defer l.prog.waiters.Add(-1)
+	start := time.Now()
+	for i := 1; ; i++ {
+		if w.Done() {
+			return
+		}
+		w.Step()
+		if w.Done() {
+			return
+		}
+		if i%32 == 0 {
+			// Stands in for the background goroutine, which stays away
+			// while someone waits.
+			l.progressAll(true)
+			if time.Since(start) > spinFor {
+				break
+			}
+			yield()
+		}
+	}
+	sleep := minSleep
+	for {
+		time.Sleep(sleep)
+		w.Step()
+		if w.Done() {
+			return
+		}
+		if c, _ := l.progressAll(true); c {
+			sleep = minSleep
+		} else {
+			sleep = min(2*sleep, maxSleep)
+		}
+		if w.Done() {
+			return
+		}
+	}
+}
+
+// waitFunc adapts two functions to a Waiter.
+type waitFunc struct {
+	done func() bool
+	step func()
+}
+
+func (w waitFunc) Done() bool { return w.done() }
+func (w waitFunc) Step()      { w.step() }
+
+// yield gives the CPU to another thread: on an oversubscribed machine the
+// peer process and the transport's progress need it.
+func yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

@@ -1,0 +1,317 @@
+package segbuf_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+	_ "github.com/libacp/libacp/core/memnet"
+	"github.com/libacp/libacp/ml/segbuf"
+)
+
+type world struct {
+	*coretest.World
+	libs []*segbuf.Lib
+}
+
+func newWorld(t *testing.T, n int, settings ...string) *world {
+	t.Helper()
+	w := &world{World: coretest.NewWorld(t, n, "memnet", append([]string{"size-smem-cl=1024"}, settings...)...)}
+	w.libs = make([]*segbuf.Lib, n)
+	w.Run(func(r int, e *core.Engine) error {
+		l, err := segbuf.Start(e)
+		w.libs[r] = l
+		return err
+	})
+	return w
+}
+
+func (w *world) close() {
+	w.Run(func(r int, _ *core.Engine) error { return w.libs[r].Stop() })
+	w.Close()
+}
+
+func cmem(t testing.TB, n int) []byte {
+	t.Helper()
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b
+}
+
+func check(cond bool, format string, args ...any) error {
+	if !cond {
+		return fmt.Errorf(format, args...)
+	}
+	return nil
+}
+
+func waitFor(cond func() bool) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return errors.New("timed out")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return nil
+}
+
+// The whole protocol: connect, fill the ring, release, wrap around several
+// times, check counters and data, disconnect, free.
+func TestFullCycle(t *testing.T) {
+	const segSize, segNum, rounds = 1000, 4, 11
+	w := newWorld(t, 2, "memnet-shuffle=1")
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.libs[r]
+		buf := cmem(t, segSize*segNum)
+		role := segbuf.Source
+		if r == 1 {
+			role = segbuf.Dest
+		}
+		s, err := l.CreateSegbuf(role, 1-r, unsafe.Pointer(&buf[0]), segSize, segNum)
+		if err != nil {
+			return err
+		}
+		if err := s.Connect(); err != nil {
+			return err
+		}
+		if ok, err := s.IsConnected(); !ok || err != nil {
+			return fmt.Errorf("IsConnected after Connect: %v, %v", ok, err)
+		}
+		for k := 0; k < rounds; k++ {
+			seg := buf[(k%segNum)*segSize:][:segSize]
+			if r == 0 {
+				if err := waitFor(func() bool { ok, _ := s.IsReady(); return ok }); err != nil {
+					return fmt.Errorf("segment %d: ring never had room: %v", k, err)
+				}
+				for i := range seg {
+					seg[i] = byte(k + i)
+				}
+				if err := s.Ack(); err != nil {
+					return err
+				}
+				if k == segNum-1 {
+					// The destination releases nothing before it has
+					// everything: the ring is full now.
+					if ok, err := s.IsReady(); ok || err != nil {
+						return fmt.Errorf("IsReady with a full ring: %v, %v", ok, err)
+					}
+					if err := s.Ack(); !errors.Is(err, segbuf.ErrFull) {
+						return fmt.Errorf("Ack with a full ring: %v", err)
+					}
+				}
+				continue
+			}
+			if k == 0 {
+				// Wait until the first segNum segments are all there.
+				if err := waitFor(func() bool {
+					_, tail, _, _ := s.Counters()
+					ok, _ := s.IsAcked()
+					return tail == 0 && ok
+				}); err != nil {
+					return err
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := waitFor(func() bool { ok, _ := s.IsAcked(); return ok }); err != nil {
+				return fmt.Errorf("segment %d never arrived: %v", k, err)
+			}
+			head, _, _, err := s.Counters()
+			if err != nil {
+				return err
+			}
+			if err := check(head == int64(k%segNum), "head %d before releasing segment %d", head, k); err != nil {
+				return err
+			}
+			for i := range seg {
+				if seg[i] != byte(k+i) {
+					return fmt.Errorf("segment %d byte %d: %d", k, i, seg[i])
+				}
+			}
+			if err := s.Ready(); err != nil {
+				return err
+			}
+		}
+		if r == 1 {
+			if ok, err := s.IsAcked(); ok || err != nil {
+				return fmt.Errorf("IsAcked with an empty ring: %v, %v", ok, err)
+			}
+			if err := s.Ready(); !errors.Is(err, segbuf.ErrEmpty) {
+				return fmt.Errorf("Ready with an empty ring: %v", err)
+			}
+		} else {
+			// Every copy completed once the destination released them all.
+			if err := waitFor(func() bool { h, t, n, _ := s.Counters(); return h == t && n == t }); err != nil {
+				return err
+			}
+			h, tl, n, _ := s.Counters()
+			if err := check(tl == rounds%segNum && h == tl && n == tl, "source counters %d %d %d", h, tl, n); err != nil {
+				return err
+			}
+		}
+		if err := s.Free(); err == nil {
+			return fmt.Errorf("Free before Disconnect succeeded")
+		}
+		if err := s.Disconnect(); err != nil {
+			return err
+		}
+		if err := s.Ack(); err == nil {
+			return fmt.Errorf("Ack after Disconnect succeeded")
+		}
+		if _, _, _, err := s.Counters(); err == nil {
+			return fmt.Errorf("Counters after Disconnect succeeded")
+		}
+		if err := s.Free(); err != nil {
+			return err
+		}
+		return check(s.Free() != nil, "second Free succeeded")
+	})
+}
+
+// Mismatched segment sizes: both ends fail to connect.
+func TestMismatchRefused(t *testing.T) {
+	w := newWorld(t, 2)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		buf := cmem(t, 4096)
+		role := segbuf.Source
+		if r == 1 {
+			role = segbuf.Dest
+		}
+		s, err := w.libs[r].CreateSegbuf(role, 1-r, unsafe.Pointer(&buf[0]), uint64(64*(r+1)), 4)
+		if err != nil {
+			return err
+		}
+		err = s.Connect()
+		return check(err != nil && bytes.Contains([]byte(err.Error()), []byte("segment")), "Connect: %v", err)
+	})
+}
+
+// Several segmented buffers between the same ranks meet in creation order.
+func TestCreationOrder(t *testing.T) {
+	const n = 5
+	w := newWorld(t, 2)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		var ss []*segbuf.Segbuf
+		var bufs [][]byte
+		for i := 0; i < n; i++ {
+			buf := cmem(t, 64)
+			role := segbuf.Source
+			if r == 1 {
+				role = segbuf.Dest
+			}
+			s, err := w.libs[r].CreateSegbuf(role, 1-r, unsafe.Pointer(&buf[0]), 8, 8)
+			if err != nil {
+				return err
+			}
+			ss, bufs = append(ss, s), append(bufs, buf)
+		}
+		for i := n - 1; i >= 0; i-- {
+			if err := ss[i].Connect(); err != nil {
+				return err
+			}
+			if r == 0 {
+				bufs[i][0] = byte(100 + i)
+				if err := ss[i].Ack(); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := waitFor(func() bool { ok, _ := ss[i].IsAcked(); return ok }); err != nil {
+				return err
+			}
+			if err := check(bufs[i][0] == byte(100+i), "segbuf %d carried %d", i, bufs[i][0]); err != nil {
+				return err
+			}
+		}
+		for _, s := range ss {
+			if err := s.Disconnect(); err != nil {
+				return err
+			}
+		}
+		for _, s := range ss {
+			if err := s.Free(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	w := newWorld(t, 2)
+	defer w.close()
+	w.Run(func(r int, e *core.Engine) error {
+		l := w.libs[r]
+		buf := cmem(t, 64)
+		p := unsafe.Pointer(&buf[0])
+		for _, c := range []struct {
+			peer       int
+			buf        unsafe.Pointer
+			size, nseg uint64
+		}{{r, p, 8, 8}, {-1, p, 8, 8}, {2, p, 8, 8}, {1 - r, nil, 8, 8}, {1 - r, p, 0, 8}, {1 - r, p, 8, 0}, {1 - r, p, 1 << 62, 8}} {
+			if _, err := l.CreateSegbuf(segbuf.Source, c.peer, c.buf, c.size, c.nseg); err == nil {
+				return fmt.Errorf("CreateSegbuf(%d, %p, %d, %d) succeeded", c.peer, c.buf, c.size, c.nseg)
+			}
+		}
+		role := segbuf.Source
+		if r == 1 {
+			role = segbuf.Dest
+		}
+		s, err := l.CreateSegbuf(role, 1-r, p, 8, 8)
+		if err != nil {
+			return err
+		}
+		if err := s.Connect(); err != nil {
+			return err
+		}
+		if r == 1 {
+			if err := s.Ack(); err == nil {
+				return fmt.Errorf("Ack on the destination succeeded")
+			}
+		} else if err := s.Ready(); err == nil {
+			return fmt.Errorf("Ready on the source succeeded")
+		}
+		if err := s.Disconnect(); err != nil {
+			return err
+		}
+		if err := s.Disconnect(); err == nil {
+			return fmt.Errorf("second Disconnect succeeded")
+		}
+		return s.Free()
+	})
+}
+
+// A library nobody used stops with two barriers; one whose endpoints never
+// connected stops too.
+func TestStopUnused(t *testing.T) {
+	w := newWorld(t, 3)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 2 {
+			buf := cmem(t, 64)
+			_, err := w.libs[r].CreateSegbuf(segbuf.Dest, 0, unsafe.Pointer(&buf[0]), 8, 8)
+			return err
+		}
+		return nil
+	})
+	w.close()
+}
+
+func TestStarterTooSmall(t *testing.T) {
+	w := coretest.NewWorld(t, 1, "memnet", "size-smem-cl=64")
+	defer w.Close()
+	_, err := segbuf.Start(w.Engines[0])
+	assert.ErrorContains(t, err, "--acp-size-smem-cl")
+}
