@@ -1,7 +1,8 @@
 /*
  * acpbench - IMB-style benchmarks of ACP.
  *
- *     acprun -np 2 acpbench [pingpong|chpingpong|chbw] [-max BYTES]
+ *     acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]
+ *     acprun -np N acpbench sync
  *
  * pingpong: rank 0 copies N bytes into rank 1's starter memory with one
  * acp_copy and completes it; rank 1 waits for the last byte of its buffer to
@@ -37,6 +38,28 @@
  * flag put, and a 1-byte answer. The first and last bytes of every
  * message of every window are checked as they arrive, every byte of the
  * last window after the timing. Mbytes/sec = W * N / time of a window.
+ *
+ * get: rank 0 copies N bytes from rank 1's starter memory into its own and
+ * completes (a get: a full round trip), rank 1 waits in acp_sync meanwhile;
+ * t[usec] is the time of one get (OSU get_latency style).
+ *
+ * putbw, getbw: unidirectional windowed bandwidth: rank 0 issues W puts (or
+ * gets) of N bytes into (from) rank 1's registered memory and completes
+ * them all; W as chbw's. Mbytes/sec = W * N / time of a window.
+ *
+ * atomic: latency of acp_cas8, acp_add8 and acp_swap4 by rank 0 on a word of
+ * rank 1's starter memory, the old value fetched into rank 0's: time from
+ * the call to the end of acp_complete, 10000 times each.
+ *
+ * sync: acp_sync on every process, 1000 times after 100 untimed ones; the
+ * time per call, minimum, maximum and average over the processes (IMB
+ * Barrier's columns).
+ *
+ * passive: a put pingpong's first half only, rank 0 putting N bytes into
+ * rank 1 and completing, measured twice: while rank 1 waits in acp_sync
+ * (t_pure), and while rank 1 computes without calling ACP (t_ovrl). Equal
+ * times mean the target needs no call into the library to be reached
+ * (IMB-RMA's Truly_passive_put idea).
  *
  * Starter memory: acprun gives 1024 bytes per rank by default, so acpbench
  * appends "--acp-size-smem <2 * max + 4096>" to the arguments it passes to
@@ -108,7 +131,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
  * line does not set it. */
 static char **with_starter_size(int *argc, char **argv)
 {
-    int have = 0, have_cl = strcmp(bench, "pingpong") == 0;
+    int have = 0, have_cl = strncmp(bench, "ch", 2) != 0;
     for (int i = 1; i < *argc; i++) {
         have |= strcmp(argv[i], "--acp-size-smem") == 0;
         have_cl |= strcmp(argv[i], "--acp-size-smem-cl") == 0;
@@ -132,8 +155,19 @@ static char **with_starter_size(int *argc, char **argv)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|chpingpong|chbw] [-max BYTES]\n");
+    fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]\n"
+                    "       acprun -np N acpbench sync\n");
     exit(2);
+}
+
+static const char *const modes[] = {"pingpong", "get", "putbw", "getbw", "atomic", "sync", "passive", "chpingpong", "chbw"};
+
+static int is_mode(const char *a)
+{
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (strcmp(a, modes[i]) == 0)
+            return 1;
+    return 0;
 }
 
 /* -max must be known before acp_init (it decides the starter size), so the
@@ -147,15 +181,14 @@ static void parse_args(int argc, char **argv)
             max_size = strtoull(argv[++i], NULL, 0);
             if (max_size < 1)
                 usage();
-        } else if (strcmp(argv[i], "pingpong") == 0 || strcmp(argv[i], "chpingpong") == 0 ||
-                   strcmp(argv[i], "chbw") == 0) {
+        } else if (is_mode(argv[i])) {
             bench = argv[i];
         } else {
             usage();
         }
     }
     if (max_size == 0)
-        max_size = strcmp(bench, "pingpong") == 0 ? DEFAULT_MAX : DEFAULT_CH_MAX;
+        max_size = strncmp(bench, "ch", 2) != 0 ? DEFAULT_MAX : DEFAULT_CH_MAX;
 }
 
 /* ---- output --------------------------------------------------------------------- */
@@ -169,7 +202,7 @@ static void print_header(int nprocs)
     struct utsname u;
     uname(&u);
     const char *tr = getenv("ACP_TRANSPORTS");
-    int ch = strcmp(bench, "pingpong") != 0;
+    int ch = strncmp(bench, "ch", 2) == 0;
     printf("#------------------------------------------------------------\n");
     printf("#    libacp acpbench (ACP %d.%d.%d %s)\n", ACP_VERSION_MAJOR, ACP_VERSION_MINOR, ACP_VERSION_PATCH,
            ch ? "channels" : "basic layer");
@@ -189,6 +222,28 @@ static void print_header(int nprocs)
         printf("# t[usec]    = half the round-trip time\n");
         printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
         printf("# #bytes 0   = a 1-byte flag copy after a 0-byte copy (notification)\n");
+    } else if (strcmp(bench, "get") == 0) {
+        printf("# Method: acp_copy from the peer's starter memory + acp_complete\n");
+        printf("#         (the peer waits in acp_sync)\n");
+        printf("# t[usec]    = time of one get (a round trip)\n");
+        printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
+    } else if (strcmp(bench, "putbw") == 0 || strcmp(bench, "getbw") == 0) {
+        printf("# Method: a window of W acp_copy %s the peer's registered memory,\n", bench[0] == 'p' ? "puts into" : "gets from");
+        printf("#         then acp_complete(ACP_HANDLE_ALL)\n");
+        printf("# W          = 64 up to 256 KiB, then 16 MiB / bytes (at least 4)\n");
+        printf("# Mbytes/sec = W * bytes / time of a window, 1 Mbyte = 2^20 bytes\n");
+    } else if (strcmp(bench, "atomic") == 0) {
+        printf("# Method: the atomic on a word of the peer's starter memory, old value\n");
+        printf("#         fetched into the caller's, then acp_complete\n");
+        printf("# t[usec]    = time per atomic\n");
+    } else if (strcmp(bench, "sync") == 0) {
+        printf("# Method: acp_sync on every process\n");
+        printf("# t[usec]    = time per call, minimum/maximum/average over the processes\n");
+    } else if (strcmp(bench, "passive") == 0) {
+        printf("# Method: acp_copy into the peer's starter memory + acp_complete while the\n");
+        printf("#         peer waits in acp_sync (t_pure) or computes without calling\n");
+        printf("#         ACP until told to stop (t_ovrl)\n");
+        printf("# ratio      = t_ovrl / t_pure (1: the target needs no library call)\n");
     } else if (strcmp(bench, "chpingpong") == 0) {
         printf("# Method: acp_nbsend_ch + acp_wait_ch, the peer acp_nbrecv_ch + acp_wait_ch\n");
         printf("#         and answers on a second channel.\n");
@@ -635,6 +690,206 @@ static void chbw(int nprocs)
     free(got);
 }
 
+/* ---- get, bandwidth, atomics, sync, passive target ----------------------------------- */
+
+static void get_latency(int nprocs)
+{
+    acp_ga_t mine = acp_query_starter_ga(me), peer = acp_query_starter_ga(1);
+    uint8_t *base = acp_query_address(mine);
+    if (me == 0) {
+        print_title("Get", nprocs);
+        printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
+    }
+    if (me == 1)
+        for (size_t i = 0; i < max_size; i++)
+            base[send_off() + i] = pat(4242, i);
+    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        int reps = reps_for(n), warm = warmup_for(reps);
+        acp_sync();
+        double t0 = 0;
+        if (me == 0) {
+            for (int i = 0; i < warm + reps; i++) {
+                if (i == warm)
+                    t0 = now();
+                acp_handle_t h = acp_copy(mine, peer + send_off(), n, ACP_HANDLE_NULL);
+                if (h == ACP_HANDLE_NULL)
+                    exit(1);
+                acp_complete(h);
+            }
+            double t = (now() - t0) / reps;
+            for (size_t i = 0; i < n; i++)
+                if (base[i] != pat(4242, i)) {
+                    fprintf(stderr, "acpbench: get of %zu bytes: byte %zu wrong\n", n, i);
+                    failures++;
+                    break;
+                }
+            printf("%13zu%13d%13.2f%13.2f\n", n, reps, t * 1e6, (double)n / MB / t);
+            fflush(stdout);
+        }
+        acp_sync();
+    }
+}
+
+static void copy_bw(int nprocs, int put)
+{
+    bw_setup();
+    if (me == 0) {
+        print_title(put ? "Unidir_put" : "Unidir_get", nprocs);
+        printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec");
+    }
+    for (size_t n = 1; n <= max_size; n *= 2) {
+        int w = window_for(n), windows = windows_for(n, w);
+        if (me == (put ? 0 : 1))
+            for (int j = 0; j < w; j++)
+                for (size_t i = 0; i < n; i++)
+                    bw_buf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+        acp_sync();
+        double t0 = 0;
+        if (me == 0) {
+            for (int k = 0; k < windows + 1; k++) {
+                if (k == 1)
+                    t0 = now(); /* the first window is the warm-up */
+                for (int j = 0; j < w; j++) {
+                    acp_ga_t a = bw_mine + (size_t)j * n, b = bw_peer + (size_t)j * n;
+                    if (acp_copy(put ? b : a, put ? a : b, n, ACP_HANDLE_NULL) == ACP_HANDLE_NULL)
+                        exit(1);
+                }
+                acp_complete(ACP_HANDLE_ALL);
+            }
+        }
+        double t = (now() - t0) / windows;
+        acp_sync();
+        if (me == (put ? 1 : 0)) /* the data of the last window */
+            for (int j = 0; j < w; j++)
+                check_msg(bw_buf + (size_t)j * n, n, n + (size_t)j, n ? bw_buf[(size_t)j * n] : 0, 1, put ? "put window" : "get window");
+        if (me == 0)
+            printf("%13zu%13d%13.2f%13.0f\n", n, w * windows, (double)w * (double)n / MB / t, w / t);
+        fflush(stdout);
+        acp_sync();
+    }
+}
+
+static void atomic_latency(int nprocs)
+{
+    const int reps = 10000, warm = 1000;
+    acp_ga_t mine = acp_query_starter_ga(me), word = acp_query_starter_ga(1) + 64;
+    const char *names[] = {"acp_cas8", "acp_add8", "acp_swap4"};
+    if (me == 0) {
+        print_title("Atomics (fetch to the caller)", nprocs);
+        printf("%13s%13s%13s\n", "#operation", "#repetitions", "t[usec]");
+    }
+    for (int k = 0; k < 3; k++) {
+        acp_sync();
+        if (me == 0) {
+            double t0 = 0;
+            for (int i = 0; i < warm + reps; i++) {
+                if (i == warm)
+                    t0 = now();
+                acp_handle_t h = k == 0 ? acp_cas8(mine + 64, word, (uint64_t)i, (uint64_t)i + 1, ACP_HANDLE_NULL)
+                               : k == 1 ? acp_add8(mine + 64, word + 8, 1, ACP_HANDLE_NULL)
+                                        : acp_swap4(mine + 72, word + 16, (uint32_t)i, ACP_HANDLE_NULL);
+                if (h == ACP_HANDLE_NULL)
+                    exit(1);
+                acp_complete(h);
+            }
+            printf("%13s%13d%13.3f\n", names[k], reps, (now() - t0) / reps * 1e6);
+            fflush(stdout);
+        }
+        acp_sync();
+    }
+    /* cas8 counted up from 0 by one each time: all must have succeeded. */
+    if (me == 1) {
+        uint64_t *w = (uint64_t *)acp_query_address(word);
+        if (w[0] != (uint64_t)(reps + warm) || w[1] != (uint64_t)(reps + warm)) {
+            fprintf(stderr, "acpbench: atomics: counters %" PRIu64 " and %" PRIu64 ", want %d\n", w[0], w[1], reps + warm);
+            failures++;
+        }
+    }
+}
+
+static void sync_latency(int nprocs)
+{
+    const int reps = 1000, warm = 100;
+    for (int i = 0; i < warm; i++)
+        acp_sync();
+    double t0 = now();
+    for (int i = 0; i < reps; i++)
+        acp_sync();
+    double t = (now() - t0) / reps;
+    /* min, max and average over the processes, through rank 0's starter memory */
+    acp_ga_t at0 = acp_query_starter_ga(0), mine = acp_query_starter_ga(me);
+    double *slot = acp_query_address(mine);
+    slot[0] = t;
+    acp_complete(acp_copy(at0 + 8 * (1 + (size_t)me), mine, 8, ACP_HANDLE_NULL));
+    acp_sync();
+    if (me == 0) {
+        double lo = 1e9, hi = 0, sum = 0;
+        for (int r = 0; r < nprocs; r++) {
+            double v = slot[1 + r];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            sum += v;
+        }
+        printf("#---------------------------------------------------\n");
+        printf("# Benchmarking Barrier (acp_sync)\n");
+        printf("# #processes = %d\n", nprocs);
+        printf("#---------------------------------------------------\n");
+        printf("%13s%13s%13s%13s\n", "#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]");
+        printf("%13d%13.2f%13.2f%13.2f\n", reps, lo * 1e6, hi * 1e6, sum / nprocs * 1e6);
+    }
+}
+
+/* Work that keeps a core busy without calling ACP, about `us` microseconds. */
+static void compute(double us)
+{
+    double t0 = now();
+    volatile double x = 1;
+    while ((now() - t0) * 1e6 < us)
+        for (int i = 0; i < 100; i++)
+            x = x * 1.0000001 + 1e-9;
+}
+
+static void passive(int nprocs)
+{
+    acp_ga_t mine = acp_query_starter_ga(me), peer = acp_query_starter_ga(1);
+    if (me == 0) {
+        print_title("Truly passive put", nprocs);
+        printf("%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t_pure[usec]", "t_ovrl[usec]", "ratio");
+    }
+    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        int reps = reps_for(n) / 10 + 5;
+        double t[2] = {0, 0};
+        for (int busy = 0; busy < 2; busy++) {
+            uint8_t v = (uint8_t)(1 + iter++ % 255); /* same sequence on every rank */
+            acp_sync();
+            if (me == 0) {
+                double t0 = now();
+                for (int i = 0; i < reps; i++) {
+                    acp_handle_t h = acp_copy(peer + send_off(), mine + send_off(), n, ACP_HANDLE_NULL);
+                    if (h == ACP_HANDLE_NULL)
+                        exit(1);
+                    acp_complete(h);
+                }
+                t[busy] = (now() - t0) / reps;
+                if (busy) { /* tell rank 1 to stop computing */
+                    uint8_t *flag = (uint8_t *)acp_query_address(mine) + flag_off();
+                    flag[0] = v;
+                    acp_complete(acp_copy(peer + flag_off() + 1, mine + flag_off(), 1, ACP_HANDLE_NULL));
+                }
+            } else if (me == 1 && busy) {
+                volatile uint8_t *flag = (uint8_t *)acp_query_address(mine) + flag_off() + 1;
+                while (*flag != v)
+                    compute(100); /* no call into ACP until rank 0 is done */
+            }
+            acp_sync(); /* t_pure: rank 1 waits here, inside the library */
+        }
+        if (me == 0) {
+            printf("%13zu%13d%13.2f%13.2f%13.2f\n", n, reps, t[0] * 1e6, t[1] * 1e6, t[0] > 0 ? t[1] / t[0] : 0.0);
+            fflush(stdout);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     parse_args(argc, argv);
@@ -645,7 +900,7 @@ int main(int argc, char **argv)
     }
     me = acp_rank();
     int nprocs = acp_procs();
-    if (nprocs < 2) {
+    if (nprocs < 2 && strcmp(bench, "sync") != 0) {
         if (me == 0)
             fprintf(stderr, "acpbench: %s needs 2 processes (acprun -np 2 acpbench %s)\n", bench, bench);
         acp_finalize();
@@ -662,6 +917,16 @@ int main(int argc, char **argv)
         print_header(nprocs);
     if (strcmp(bench, "chpingpong") == 0)
         chpingpong(nprocs);
+    else if (strcmp(bench, "get") == 0)
+        get_latency(nprocs);
+    else if (strcmp(bench, "putbw") == 0 || strcmp(bench, "getbw") == 0)
+        copy_bw(nprocs, bench[0] == 'p');
+    else if (strcmp(bench, "atomic") == 0)
+        atomic_latency(nprocs);
+    else if (strcmp(bench, "sync") == 0)
+        sync_latency(nprocs);
+    else if (strcmp(bench, "passive") == 0)
+        passive(nprocs);
     else if (strcmp(bench, "chbw") == 0)
         chbw(nprocs);
     else
