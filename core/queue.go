@@ -386,9 +386,16 @@ func (e *Engine) poll() bool {
 	return any
 }
 
+// yieldPhase is how long a wait keeps polling, giving the CPU away between
+// polls, after its busy spin: on an oversubscribed node the process it
+// waits for needs that CPU to get there, and a sleeping waiter would then
+// add a timer's granularity to every barrier round.
+const yieldPhase = 2 * time.Millisecond
+
 // waitUntil blocks until cond holds. It first polls the transports itself
-// (the waiting thread does the work: no wake-up latency), then backs off to
-// sleeping on completion events so that an idle wait burns no core.
+// (the waiting thread does the work: no wake-up latency) for the spin time,
+// then keeps polling while yielding the CPU for a little longer, then
+// sleeps on completion events so that a long wait burns no core.
 func (e *Engine) waitUntil(cond func() bool) {
 	if cond() {
 		return
@@ -406,6 +413,18 @@ func (e *Engine) waitUntil(cond func() bool) {
 				break
 			}
 			osYield()
+		}
+	}
+	for i := 0; ; i++ {
+		osYield()
+		if e.poll() {
+			start = time.Now()
+		}
+		if cond() {
+			return
+		}
+		if i&15 == 15 && time.Since(start) >= e.spin+yieldPhase {
+			break
 		}
 	}
 	sleep := 20 * time.Microsecond
@@ -433,6 +452,10 @@ func (e *Engine) waitUntil(cond func() bool) {
 		}
 	}
 }
+
+// Wake implements Host: something arrived that a sleeping waiter may be
+// looking for (a put into memory it polls, such as a barrier arrival).
+func (e *Engine) Wake() { e.q.wake.broadcast() }
 
 // event wakes sleeping waiters when something completed.
 type event struct {

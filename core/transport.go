@@ -131,6 +131,10 @@ type Host interface {
 	// ApplyAtomic executes op at this process's ga on behalf of a peer.
 	ApplyAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, Status)
 
+	// Wake tells the engine that a peer's put landed in our memory, so that
+	// a waiter polling that memory looks again (cheap when nobody waits).
+	Wake()
+
 	// Deliver hands a control message from a peer to the engine. The
 	// transport calls it without holding its own locks; msg is only valid
 	// during the call.

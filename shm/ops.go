@@ -417,6 +417,7 @@ func (e *endpoint) handle(from int, typ uint8, b []byte) {
 			if p, r, st = e.host.Acquire(dst, size); st == core.StatusOK {
 				copy(unsafe.Slice((*byte)(unsafe.Add(p, off)), len(data)), data)
 				r.Release()
+				e.host.Wake()
 			}
 		}
 		var rep [24]byte

@@ -323,6 +323,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			if st == core.StatusOK {
 				copy(bytesAt(unsafe.Add(ptr, off), uint64(len(data))), data)
 				r.Release()
+				e.landed = true
 			}
 		}
 		if st != core.StatusOK && p.lastErr != id {
@@ -556,7 +557,12 @@ func (e *endpoint) progress() bool {
 			}
 			e.flushLocked()
 			e.rxMu.Unlock()
+			landed := e.landed
+			e.landed = false
 			e.unlockAndRun()
+			if landed {
+				e.host.Wake()
+			}
 			worked = true
 		} else {
 			e.rxMu.Unlock()

@@ -48,6 +48,8 @@ func (h *fakeHost) Deliver(peer int, msg []byte) {
 
 func (h *fakeHost) PeerRank(peer int) int { return peer }
 
+func (h *fakeHost) Wake() {}
+
 func (h *fakeHost) Layout() core.Layout { l, _ := core.NewLayout(2, 1); return l }
 
 func (h *fakeHost) Fatal(err error) {

@@ -93,6 +93,7 @@ type endpoint struct {
 	completions []completion
 	deliveries  []delivery
 	fatal       error
+	landed      bool         // a peer's put was written during this batch
 	nextOpCheck time.Time    // when checkTimers next looks at waiting operations
 	nextCheck   atomic.Int64 // unix ns of the next retransmission check
 	pool        sync.Pool

@@ -164,6 +164,7 @@ func (ep *endpoint) Put(peer int, dst core.GA, src unsafe.Pointer, n uint64, c c
 		if st == core.StatusOK {
 			copy(unsafe.Slice((*byte)(p), n), data)
 			r.Release()
+			target.host.Wake()
 		}
 		ep.post(func() { c.OnComplete(0, st.Err()) })
 	})
