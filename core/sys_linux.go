@@ -8,18 +8,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Yield gives the CPU to another runnable thread. Spin loops (here and in
-// the transports) call it so that an oversubscribed node (more busy
-// threads than cores) still moves.
-//
-// It first lets other goroutines have this P: with GOMAXPROCS 1 (a rank
-// bound to one core) a goroutine that spins in a system call would keep a
-// C thread calling into Go waiting for the scheduler's next preemption,
-// milliseconds away.
+// Yield is for the transports' progress goroutines: it lets other
+// goroutines have this P, then gives the CPU to another runnable thread.
+// With GOMAXPROCS 1 (a rank bound to one core) a progress goroutine that
+// spun in system calls alone would keep a C thread calling into Go waiting
+// for the scheduler's next preemption, milliseconds away.
 func Yield() {
 	runtime.Gosched()
-	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	osYield()
 }
+
+// osYield gives the CPU to another runnable thread, keeping the P. Waits
+// in the application's thread use it: that goroutine is locked to its C
+// thread, and handing its P away would cost two thread switches per turn
+// (and it polls the transports itself, so nothing waits for its P).
+func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // mapAnon maps size bytes of zeroed private memory outside the Go heap.
 // Pages are committed on first touch (MAP_NORESERVE), so a large starter
@@ -70,5 +73,3 @@ func bytesAt(p unsafe.Pointer, n uint64) []byte {
 	}
 	return unsafe.Slice((*byte)(p), n)
 }
-
-func osYield() { Yield() }
