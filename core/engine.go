@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -365,6 +366,7 @@ func (e *Engine) exchange() error {
 		}
 	}
 	jobKey := binary.LittleEndian.Uint64(book.At(0)[:8]) // rank 0's candidate wins
+	e.oversubscription(book)
 	off := 8 + 2 + nodeIDSize
 	var books []AddressBook
 	for _, sl := range e.slots {
@@ -438,6 +440,23 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 	}
 	e.Logf(1, "transports: %s", strings.Join(parts, ", "))
 	return nil
+}
+
+// oversubscription counts the processes of this host; when they outnumber
+// the CPUs this process may use, waits give the CPU away from their first
+// poll instead of spinning: the process they wait for cannot run otherwise.
+func (e *Engine) oversubscription(book AddressBook) {
+	me := string(book.At(e.phys)[10 : 10+nodeIDSize])
+	local := 0
+	for p := 0; p < e.nprocs; p++ {
+		if string(book.At(p)[10:10+nodeIDSize]) == me {
+			local++
+		}
+	}
+	if cpus := runtime.NumCPU(); local > cpus {
+		e.spin = 0
+		e.Logf(2, "%d processes on this host, %d CPU(s) for this one: waits yield the CPU at once", local, cpus)
+	}
 }
 
 // nodeID identifies this host and boot: processes with equal ids can share

@@ -408,7 +408,7 @@ func (e *Engine) waitUntil(cond func() bool) {
 		if cond() {
 			return
 		}
-		if i&63 == 63 {
+		if e.spin == 0 || i&63 == 63 {
 			if time.Since(start) >= e.spin {
 				break
 			}
