@@ -1,6 +1,8 @@
 package core
 
 import (
+	"bytes"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -18,8 +20,23 @@ import (
 // have left this barrier without our earlier rounds, and its write for
 // this epoch came before.
 
+// Within a host whose processes map each other's memory the barrier is
+// hierarchical: every process adds one to a counter of the host's leader
+// (its lowest process) and waits for the leader's release word; the leader
+// waits for the others' arrivals, runs the dissemination barrier with the
+// other hosts' leaders, and releases. A process then only has to run once
+// to arrive and once to leave, which matters when a host has more
+// processes than CPUs.
+
 // engineAreaSize is the size of every process's engine area (SegEngine).
 const engineAreaSize = 4096
+
+// Engine area layout: dissemination slots, then the leader's words, each on
+// a cache line of its own.
+const (
+	areaArrive  = 8 * maxRounds    // leader: arrivals of the host's other processes
+	areaRelease = 8*maxRounds + 64 // leader: last barrier epoch released
+)
 
 // maxRounds bounds the rounds of a barrier (2^64 processes).
 const maxRounds = 64
@@ -27,6 +44,14 @@ const maxRounds = 64
 type barrier struct {
 	run   sync.Mutex // one barrier at a time per process
 	epoch uint64
+
+	// Hierarchical plan (hier false: a flat dissemination over everybody).
+	hier    bool
+	leader  int            // physical index of our host's leader
+	locals  int            // processes on our host
+	leaders []int          // every host's leader, by physical index
+	arrive  unsafe.Pointer // the leader's arrival counter, mapped here
+	release unsafe.Pointer // the leader's release word, mapped here
 	// words are the sources of puts to peers that are not mapped; a word
 	// is rewritten only after its previous put completed.
 	words   [maxRounds]uint64
@@ -43,10 +68,44 @@ func (e *Engine) slot(r int) *uint64 {
 	return (*uint64)(unsafe.Pointer(&e.starters[SegEngine][8*r]))
 }
 
+// plan decides, collectively at start-up, between the hierarchical and the
+// flat barrier: hierarchical when every process maps the engine area of its
+// host's leader (all must agree, so the answers are exchanged).
+func (b *barrier) plan(e *Engine, book AddressBook) error {
+	node := func(p int) string { return string(book.At(p)[10 : 10+nodeIDSize]) }
+	first := map[string]int{}
+	b.leaders = b.leaders[:0]
+	for p := 0; p < e.nprocs; p++ {
+		if _, seen := first[node(p)]; !seen {
+			first[node(p)] = p
+			b.leaders = append(b.leaders, p)
+		}
+		if node(p) == node(e.phys) {
+			b.locals++
+		}
+	}
+	b.leader = first[node(e.phys)]
+	ok := byte(1)
+	if b.leader != e.phys {
+		area := e.layout.Encode(e.rankOfPeer(b.leader), 0, SegEngine, 0)
+		b.arrive = e.mapped(b.leader, area+areaArrive, 8)
+		b.release = e.mapped(b.leader, area+areaRelease, 8)
+		if b.arrive == nil || b.release == nil {
+			ok = 0
+		}
+	}
+	all, err := e.ex.AllGather([]byte{ok})
+	if err != nil {
+		return fmt.Errorf("start-up exchange failed: %v", err)
+	}
+	b.hier = !bytes.Contains(all, []byte{0})
+	e.Logf(2, "barrier: %s (%d host(s), %d process(es) on this one)", map[bool]string{true: "hierarchical", false: "dissemination over all processes"}[b.hier], len(b.leaders), b.locals)
+	return nil
+}
+
 // barrier waits until every process entered the same barrier.
 func (e *Engine) barrier() error {
-	n := e.nprocs
-	if n == 1 {
+	if e.nprocs == 1 {
 		return nil
 	}
 	b := &e.bar
@@ -58,8 +117,50 @@ func (e *Engine) barrier() error {
 	}
 	b.epoch++
 	ep := b.epoch
+	if !b.hier {
+		e.disseminate(ep, nil)
+		return nil
+	}
+	if e.phys != b.leader {
+		atomic.AddUint64((*uint64)(b.arrive), 1)
+		rel := (*uint64)(b.release)
+		if atomic.LoadUint64(rel) < ep {
+			e.waitUntil(func() bool { return atomic.LoadUint64(rel) >= ep })
+		}
+		return nil
+	}
+	// The leader: everybody of this host arrived (the counter only grows),
+	// then the other hosts' leaders, then release.
+	arrived := (*uint64)(unsafe.Pointer(&e.starters[SegEngine][areaArrive]))
+	want := ep * uint64(b.locals-1)
+	if atomic.LoadUint64(arrived) < want {
+		e.waitUntil(func() bool { return atomic.LoadUint64(arrived) >= want })
+	}
+	if len(b.leaders) > 1 {
+		e.disseminate(ep, b.leaders)
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&e.starters[SegEngine][areaRelease])), ep)
+	return nil
+}
+
+// disseminate runs the dissemination barrier of epoch ep among the given
+// processes (physical indices, in the same order everywhere; nil: all).
+func (e *Engine) disseminate(ep uint64, among []int) {
+	b := &e.bar
+	n, me := e.nprocs, e.phys
+	if among != nil {
+		n = len(among)
+		for i, p := range among {
+			if p == e.phys {
+				me = i
+			}
+		}
+	}
 	for round, dist := 0, 1; dist < n; round, dist = round+1, dist*2 {
-		to := (e.phys + dist) % n
+		to := (me + dist) % n
+		if among != nil {
+			to = among[to]
+		}
 		ga := e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*round))
 		if p := e.mapped(to, ga, 8); p != nil {
 			atomic.StoreUint64((*uint64)(p), ep)
@@ -73,5 +174,4 @@ func (e *Engine) barrier() error {
 			e.waitUntil(func() bool { return atomic.LoadUint64(mine) >= ep })
 		}
 	}
-	return nil
 }

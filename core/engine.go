@@ -393,7 +393,10 @@ func (e *Engine) exchange() error {
 			return fmt.Errorf("%s: %v", sl.info.Name, err)
 		}
 	}
-	return e.chooseRoutes(books)
+	if err := e.chooseRoutes(books); err != nil {
+		return err
+	}
+	return e.bar.plan(e, book)
 }
 
 // chooseRoutes picks for every peer the first transport, in preference
