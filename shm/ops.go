@@ -217,6 +217,7 @@ func (e *endpoint) queue(p *peer) {
 	if !p.queued {
 		p.queued = true
 		e.backlog = append(e.backlog, p)
+		e.backlogLen.Store(int32(len(e.backlog)))
 	}
 }
 
@@ -371,6 +372,9 @@ func (e *endpoint) beat(now time.Time) {
 
 // pushBacklog retries records and streams that waited for ring space.
 func (e *endpoint) pushBacklog() bool {
+	if e.backlogLen.Load() == 0 {
+		return false // the common case, without the lock
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.backlog) == 0 {
@@ -390,6 +394,7 @@ func (e *endpoint) pushBacklog() bool {
 	}
 	clear(e.backlog[len(keep):])
 	e.backlog = keep
+	e.backlogLen.Store(int32(len(keep)))
 	return wrote
 }
 
