@@ -86,20 +86,21 @@ type endpoint struct {
 	localCount int
 	peers      []atomic.Pointer[peer]
 
-	mu        sync.Mutex // producer side: rings we write, pending queues, ops
-	contact   sync.Mutex // serialises mapping peers
-	ops       map[uint64]*op
-	nextOp    uint64
-	backlog   []*peer // peers with pending records or streams
-	inRings   []*ring // by local index: the ring each local peer writes to us
-	contacted []*peer
-	nextWatch atomic.Int64 // unix ns of the next watchdog look
-	lastBeat  time.Time    // progress goroutine only
-	rxMu      sync.Mutex
-	closed    atomic.Bool
-	done      chan struct{}
-	started   bool
-	fatalMsg  string
+	mu         sync.Mutex // producer side: rings we write, pending queues, ops
+	contact    sync.Mutex // serialises mapping peers
+	ops        map[uint64]*op
+	nextOp     uint64
+	backlog    []*peer      // peers with pending records or streams
+	backlogLen atomic.Int32 // len(backlog), read without the lock
+	inRings    []*ring      // by local index: the ring each local peer writes to us
+	contacted  []*peer
+	nextWatch  atomic.Int64 // unix ns of the next watchdog look
+	lastBeat   time.Time    // progress goroutine only
+	rxMu       sync.Mutex
+	closed     atomic.Bool
+	done       chan struct{}
+	started    bool
+	fatalMsg   string
 }
 
 // peer is another process of this host, once contacted.
