@@ -394,7 +394,7 @@ const yieldPhase = 2 * time.Millisecond
 
 // waitUntil blocks until cond holds. It first polls the transports itself
 // (the waiting thread does the work: no wake-up latency) for the spin time,
-// then keeps polling while yielding the CPU for a little longer, then
+// busy, then keeps polling while yielding the CPU for a little longer, then
 // sleeps on completion events so that a long wait burns no core.
 func (e *Engine) waitUntil(cond func() bool) {
 	if cond() {
@@ -410,11 +410,13 @@ func (e *Engine) waitUntil(cond func() bool) {
 		if cond() {
 			return
 		}
+		// Busy: the answer usually comes within the spin time, and giving
+		// the CPU away to an unrelated process can cost a whole time slice.
+		// (With more processes than CPUs the spin time is 0.)
 		if e.spin == 0 || i&63 == 63 {
 			if time.Since(start) >= e.spin {
 				break
 			}
-			osYield()
 		}
 	}
 	for i := 0; ; i++ {
