@@ -41,6 +41,7 @@ func (probeHost) ApplyAtomic(core.AtomicOp, core.GA, uint64, uint64) (uint64, co
 	return 0, core.StatusBadSegment
 }
 func (probeHost) Deliver(int, []byte)      {}
+func (probeHost) Wake()                    {}
 func (probeHost) PeerRank(p int) int       { return p }
 func (h probeHost) Layout() core.Layout    { return h.layout }
 func (probeHost) Fatal(error)              {}
