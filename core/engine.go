@@ -95,6 +95,10 @@ const (
 // nodeIDSize is the size of the per-host identity in the start-up record.
 const nodeIDSize = 16
 
+// recordHead is the start-up record before the transports' addresses: job
+// key candidate (8) | colours (2) | node id (16) | process id (4).
+const recordHead = 8 + 2 + nodeIDSize + 4
+
 // New initialises the basic layer of this process: starter memory, the
 // registration table, the transports, and the exchange of addresses. It
 // returns when every process of the job got as far (the allgather is a
@@ -322,7 +326,7 @@ func (e *Engine) withdraw(r *Region, n int) {
 
 // exchange publishes this process's record, connects the transports and
 // chooses one per peer. Record: job key candidate (8) | colours (2) | node
-// id (16) | per requested transport: present (1) | address.
+// id (16) | process id (4) | per requested transport: present (1) | address.
 func (e *Engine) exchange() error {
 	if e.nprocs == 1 {
 		return nil
@@ -334,6 +338,7 @@ func (e *Engine) exchange() error {
 	rec := append([]byte{}, key[:]...)
 	rec = binary.LittleEndian.AppendUint16(rec, uint16(e.colors))
 	rec = append(rec, nodeID()...)
+	rec = binary.LittleEndian.AppendUint32(rec, uint32(os.Getpid()))
 	for i := range e.slots {
 		sl := &e.slots[i]
 		sl.size = sl.info.AddressSize
@@ -367,7 +372,7 @@ func (e *Engine) exchange() error {
 	}
 	jobKey := binary.LittleEndian.Uint64(book.At(0)[:8]) // rank 0's candidate wins
 	e.oversubscription(book)
-	off := 8 + 2 + nodeIDSize
+	off := recordHead
 	var books []AddressBook
 	for _, sl := range e.slots {
 		n := sl.size
@@ -449,13 +454,15 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 // the CPUs this process may use, waits give the CPU away from their first
 // poll instead of spinning: the process they wait for cannot run otherwise.
 func (e *Engine) oversubscription(book AddressBook) {
+	// Processes, not engines: the engines of one test process are goroutines.
 	me := string(book.At(e.phys)[10 : 10+nodeIDSize])
-	local := 0
+	pids := map[uint32]bool{}
 	for p := 0; p < e.nprocs; p++ {
 		if string(book.At(p)[10:10+nodeIDSize]) == me {
-			local++
+			pids[binary.LittleEndian.Uint32(book.At(p)[10+nodeIDSize:])] = true
 		}
 	}
+	local := len(pids)
 	if cpus := runtime.NumCPU(); local > cpus {
 		e.spin = 0
 		e.Logf(2, "%d processes on this host, %d CPU(s) for this one: waits yield the CPU at once", local, cpus)

@@ -26,7 +26,7 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 		return nil, err
 	}
 	colors := 1
-	rec := uint64(8 + 2 + nodeIDSize)
+	rec := uint64(recordHead)
 	for _, t := range trs {
 		colors = max(colors, t.Colors)
 		rec += 1 + uint64(t.AddressSize)
@@ -36,7 +36,7 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 		return nil, err
 	}
 	depth := s.Int("queue-depth")
-	var starters uint64
+	starters := uint64(engineAreaSize)
 	for _, name := range []string{"size-smem", "size-smem-cl", "size-smem-dl"} {
 		starters += pageRound(s.Uint(name))
 	}
@@ -48,8 +48,8 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 			fmt.Sprintf("--acp-queue-depth %d × %d-byte commands, plus the lock, counters and done flags shared with the C fast path", depth, unsafe.Sizeof(cmd{}))},
 		{"start-up records", n * rec,
 			fmt.Sprintf("%d processes × %d bytes (job key, colours, host id, transport addresses); held during acp_init only", nprocs, rec)},
-		{"routes", n, "1 byte per process: the transport that reaches it (4 more per process after an acp_reset that changes the ranks)"},
-		{"starter memories", starters, "--acp-size-smem, -cl and -dl, rounded up to pages; mapped, not on the Go heap"},
+		{"routes", n, "1 byte per process: the transport that reaches it (8 more per process after an acp_reset that changes the ranks)"},
+		{"starter memories", starters, fmt.Sprintf("--acp-size-smem, -cl and -dl, rounded up to pages, and the %d-byte engine area (barrier words); mapped, not on the Go heap", engineAreaSize)},
 	}
 	return items, nil
 }

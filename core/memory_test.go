@@ -57,9 +57,9 @@ func TestMemoryUseTables(t *testing.T) {
 		byName[it.Table] = it
 		assert.NotEmpty(t, it.How, it.Table)
 	}
-	assert.Equal(t, uint64(1_000_000*(8+2+16+1)), byName["start-up records"].Bytes)
+	assert.Equal(t, uint64(1_000_000*(recordHead+1)), byName["start-up records"].Bytes)
 	assert.Equal(t, uint64(1_000_000), byName["routes"].Bytes)
-	assert.Equal(t, uint64(3*12288), byName["starter memories"].Bytes, "3 × 10240 bytes, rounded to pages")
+	assert.Equal(t, uint64(3*12288+engineAreaSize), byName["starter memories"].Bytes, "3 × 10240 bytes, rounded to pages, and the engine area")
 	// 256 slots at a million processes (8 segment bits).
 	assert.Less(t, byName["registration table"].Bytes, uint64(8*1024))
 
