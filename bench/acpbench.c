@@ -730,6 +730,10 @@ static void get_latency(int nprocs)
     }
 }
 
+/* The value of the first and last byte of message j of a window of
+ * n-byte messages in putbw/getbw (never 0: a missing message shows). */
+static uint8_t bw_mark(size_t n, int j) { return (uint8_t)(1 + (n + (size_t)j) % 255); }
+
 static void copy_bw(int nprocs, int put)
 {
     bw_setup();
@@ -740,9 +744,12 @@ static void copy_bw(int nprocs, int put)
     for (size_t n = 1; n <= max_size; n *= 2) {
         int w = window_for(n), windows = windows_for(n, w);
         if (me == (put ? 0 : 1))
-            for (int j = 0; j < w; j++)
+            for (int j = 0; j < w; j++) {
                 for (size_t i = 0; i < n; i++)
                     bw_buf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+                /* first and last byte: the message's mark, as check_msg wants */
+                bw_buf[(size_t)j * n] = bw_buf[(size_t)j * n + n - 1] = bw_mark(n, j);
+            }
         acp_sync();
         double t0 = 0;
         if (me == 0) {
@@ -761,7 +768,7 @@ static void copy_bw(int nprocs, int put)
         acp_sync();
         if (me == (put ? 1 : 0)) /* the data of the last window */
             for (int j = 0; j < w; j++)
-                check_msg(bw_buf + (size_t)j * n, n, n + (size_t)j, n ? bw_buf[(size_t)j * n] : 0, 1, put ? "put window" : "get window");
+                check_msg(bw_buf + (size_t)j * n, n, n + (size_t)j, bw_mark(n, j), 1, put ? "put window" : "get window");
         if (me == 0)
             printf("%13zu%13d%13.2f%13.0f\n", n, w * windows, (double)w * (double)n / MB / t, w / t);
         fflush(stdout);
