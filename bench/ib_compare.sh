@@ -1,0 +1,135 @@
+#!/bin/sh
+# ib_compare.sh [BUILD_DIR] [ROUNDS]
+#
+# libacp over the ib transport side by side with perftest on the same
+# Soft-RoCE device, in one virtual machine run (rxe-vm, from
+# ../shared/tools beside the checkout, or $RXE_VM_TOOL):
+#
+#   acpbench pingpong   (ACP_TRANSPORTS=ib)  vs  ib_write_lat -s SIZE
+#   acpbench putbw      (windowed puts)      vs  ib_write_bw -s SIZE
+#   acp_add8 + acp_complete on a peer's word vs  ib_atomic_lat
+#
+# and, once, the memory a process spends on the transport and per peer
+# contacted (the ib tests' memory report: queue pairs, mapped verbs
+# queues, connection state).
+#
+# The runs alternate, ROUNDS times (default 3), so that a slow moment of the
+# machine hits both sides. Raw outputs go to BUILD_DIR/ib-compare/, and a
+# table of per-size medians and ratios (libacp / perftest) is printed.
+# Needs a built tree (cmake --build BUILD_DIR; default ./build).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(dirname "$here")
+build=$(cd "${1:-$src/build}" && pwd) || exit 1
+rounds=${2:-3}
+out=$build/ib-compare
+
+if [ "${RXE_VM:-}" != 1 ]; then
+  tool=${RXE_VM_TOOL:-$src/../shared/tools/rxe-vm}
+  [ -x "$tool" ] || { echo "ib_compare: no rxe-vm at $tool (set RXE_VM_TOOL)"; exit 1; }
+  mkdir -p "$out" && cd "$out" || exit 1
+  # the memory report runs from the ib tests, built here
+  (cd "$src" && ${GO:-go} test -c -o "$out/ib.test" ./ib/) || echo "ib_compare: no ib test binary: memory report skipped"
+  exec "$tool" --timeout 3000 -- sh "$here/ib_compare.sh" "$build" "$rounds"
+fi
+
+# ---- inside the VM ----
+cd "$out" || exit 1
+dev=${RXE_VM_DEV:-rxe0} ip=${RXE_VM_IP:-10.77.0.1}
+gid=1 # ::ffff:10.77.0.1, RoCE v2: the GID the ib transport chooses too
+acprun=$build/bin/acprun acpbench=$build/bench/acpbench
+
+# The atomic latency program (the counterpart of ib_atomic_lat): rank 0
+# adds 1 to a word of rank 1's starter memory and waits, N times.
+cat > atomic_lat.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "acp.h"
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+int main(int argc, char **argv)
+{
+    if (acp_init(&argc, &argv)) return 1;
+    int n = argc > 1 ? atoi(argv[1]) : 1000, bad = 0;
+    acp_ga_t target = acp_query_starter_ga(1), result = acp_query_starter_ga(0) + 64;
+    uint64_t *res = acp_query_address(result);
+    if (acp_rank() == 0) {
+        for (int i = 0; i < n / 10; i++) acp_complete(acp_add8(result, target, 1, ACP_HANDLE_NULL));
+        double t0 = now();
+        for (int i = 0; i < n; i++) {
+            acp_complete(acp_add8(result, target, 1, ACP_HANDLE_NULL));
+            bad += *res != (uint64_t)(n / 10 + i);
+        }
+        double t = now() - t0;
+        printf("atomic_lat: fetch-and-add 8 bytes, %d iterations, t_avg[usec] %.2f\n", n, t / n * 1e6);
+    }
+    acp_sync();
+    acp_finalize();
+    if (bad) printf("atomic_lat: %d wrong fetched values\n", bad);
+    return bad != 0;
+}
+EOF
+cc -O2 -I"$src/include" -o atomic_lat atomic_lat.c -L"$build/lib" -Wl,-rpath,"$build/lib" -lacp || exit 1
+
+wait_port() { i=0; while [ $i -lt 100 ]; do ss -ltn | grep -q ":$1 " && return 0; sleep 0.1; i=$((i+1)); done; return 1; }
+perf() { # perftest tool and options: server, then client
+  timeout 300 "$@" -d "$dev" -x "$gid" > "perf-server.txt" 2>&1 &
+  wait_port 18515
+  timeout 300 "$@" -d "$dev" -x "$gid" "$ip"
+  wait
+}
+
+sizes="2 8 64 512 4096 65536 262144 1048576 4194304"
+export ACP_TRANSPORTS=ib
+for r in $(seq "$rounds"); do
+  echo "== round $r: acpbench pingpong"
+  timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" pingpong > "acpbench.$r.txt" 2>&1 || echo "acpbench failed (round $r)"
+  echo "== round $r: acpbench putbw"
+  timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw > "acpbw.$r.txt" 2>&1 || echo "acpbench putbw failed (round $r)"
+  for s in $sizes; do
+    # acpbench's repetitions: 1000, at most 40 MiB / size
+    n=$((41943040 / s)); [ $n -gt 1000 ] && n=1000; [ $n -lt 10 ] && n=10
+    echo "== round $r: ib_write_lat and ib_write_bw, $s bytes"
+    perf ib_write_lat -s "$s" -n "$n" > "write_lat.$r.$s.txt" 2>&1 || echo "ib_write_lat -s $s failed (round $r)"
+    perf ib_write_bw -s "$s" -n $((n < 200 ? 200 : n)) > "write_bw.$r.$s.txt" 2>&1 || echo "ib_write_bw -s $s failed (round $r)"
+  done
+  echo "== round $r: atomics"
+  timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_lat.$r.txt" 2>&1 || echo "atomic_lat failed (round $r)"
+  perf ib_atomic_lat -n 2000 > "ib_atomic_lat.$r.txt" 2>&1 || echo "ib_atomic_lat failed (round $r)"
+done
+
+echo "== memory per peer contacted"
+if [ -x ./ib.test ]; then
+  ACP_IB_MEMORY_REPORT=1 timeout 300 ./ib.test -test.v -test.run TestMemoryReport > memory.txt 2>&1 || echo "memory report failed"
+else
+  echo "no ib test binary: memory report skipped" > memory.txt
+fi
+
+# ---- summary ----
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { # file-glob size column: the value of a size row in each round
+  for f in $1; do awk -v s="$2" -v c="$3" '$1 == s && NF >= c { print $c; exit }' "$f"; done
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+echo
+echo "Medians of $rounds rounds on $dev ($(nproc) vCPUs), $(date -u +%Y-%m-%d)"
+echo
+echo "| bytes | acpbench pingpong t[usec] | ib_write_lat t_avg | ratio | ib_write_lat t_typical | acpbench putbw MB/s | ib_write_bw MB/s | ratio |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+for s in $sizes; do
+  al=$(col "acpbench.*.txt" "$s" 3 | median)
+  ab=$(col "acpbw.*.txt" "$s" 3 | median)
+  wl=$(col "write_lat.*.txt" "$s" 6 | median)
+  wt=$(col "write_lat.*.txt" "$s" 5 | median)
+  wb=$(col "write_bw.*.txt" "$s" 4 | median)
+  echo "| $s | $al | $wl | $(ratio "$al" "$wl") | $wt | $ab | $wb | $(ratio "$ab" "$wb") |"
+done
+aa=$(for f in atomic_lat.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f"; done | median)
+ia=$(for f in ib_atomic_lat.*.txt; do awk '$1 == 8 && NF >= 6 { print $6; exit }' "$f"; done | median)
+echo
+echo "| atomic (8 bytes) | libacp add8+complete t_avg[usec] | ib_atomic_lat t_avg | ratio |"
+echo "|---|---:|---:|---:|"
+echo "| fetch-and-add | $aa | $ia | $(ratio "$aa" "$ia") |"
+echo
+echo "Memory (rank 0 of 1+N processes, N peers contacted):"
+grep 'peers contacted' memory.txt | sed 's/^ *rxe_test.go:[0-9]*: //'

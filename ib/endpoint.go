@@ -1,0 +1,611 @@
+// Package ib is the InfiniBand verbs transport (native InfiniBand and RoCE):
+// puts are RDMA WRITEs, gets RDMA READs, control messages RC SENDs into a
+// shared receive queue, all over reliable-connected queue pairs that are
+// created on first contact with a peer. Each active port of each device is
+// one colour. libibverbs is loaded with dlopen when the transport opens,
+// so libacp works on hosts without it.
+//
+// Connection information (queue pair number, packet sequence number, LID,
+// GID, the starter memories' keys) is exchanged over a short TCP connection
+// to the peer's connection service, whose address every process publishes
+// through the start-up exchange. Keys of registered memory are fetched
+// from the owner on first use, cached per (peer, segment) in a bounded
+// cache, and revoked by the owner before it deregisters the memory.
+// Atomics execute at the owner's CPU (see Atomic).
+package ib
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+)
+
+func init() {
+	core.RegisterTransport(core.TransportInfo{
+		Name:        "ib",
+		Open:        open,
+		Colors:      1,
+		Settings:    Settings,
+		Priority:    20, // after shared memory, before UDP
+		AddressSize: addressBytes,
+	})
+}
+
+// Settings are the tunables of this transport.
+var Settings = []core.Setting{
+	{Name: "ib-device", Kind: core.KindString, Default: "",
+		Help: "verbs devices and ports to use, e.g. mlx5_0 or mlx5_0:1,mlx5_1:1 (default: every active port); each is one colour"},
+	{Name: "ib-gid-index", Kind: core.KindString, Default: "",
+		Help: "RoCE GID table index to send from (default: the RoCE v2 GID of the netdev's IPv4 address)"},
+	{Name: "ib-addr", Kind: core.KindString, Default: "",
+		Help: "IP address of this process's connection service (default: the address that reached the start-up rendezvous, else the RoCE netdev's, else 127.0.0.1)"},
+	{Name: "ib-key-cache", Kind: core.KindUint, Default: "1024", Min: 16, Max: 1 << 20,
+		Help: "remote memory keys cached per process (registered regions of peers; starter memories are always known)"},
+}
+
+// Sizes. Work requests in flight are bounded per process (sendSlots, which
+// also bounds the completion queue) and per queue pair (qpDepth); what
+// does not fit waits in the connection's queue.
+const (
+	msgSize      = 128 // receive buffers and per-request scratch space
+	maxCtrl      = msgSize - 1
+	srqDepth     = 256
+	sendSlots    = 1024
+	qpDepth      = 32 // a large put is one work request: depth only pipelines small ones
+	askInline    = 64
+	maxChunk     = 1 << 30 // bytes per RDMA work request (32-bit lengths)
+	qpTimeout    = 16      // local ACK timeout 4.096 µs * 2^16 = 0.27 s
+	qpRetry      = 7
+	recvTag      = 1 << 63
+	timerPeriod  = 50 * time.Millisecond
+	addressBytes = 18 // IPv6-sized IP | port
+)
+
+type endpoint struct {
+	host     core.Host
+	me, n    int
+	paths    []*path
+	devs     []*device
+	spin     time.Duration
+	timeout  time.Duration
+	forceNIC bool // tests: NIC atomics even without IBV_ATOMIC_GLOB
+
+	// One mapping outside the Go heap: sendSlots scratch areas, then each
+	// device's receive buffers; registered with every device.
+	buf     []byte
+	bufMRs  []*vmr
+	bufLkey []uint32
+
+	ln   net.Listener
+	ip   net.IP
+	port int
+
+	connected chan struct{} // closed by Connect
+	closing   chan struct{} // closed by Close
+	tcpMu     sync.Mutex
+	tcp       map[net.Conn]struct{} // handshakes in progress
+	layout    core.Layout
+	jobKey    uint64
+	book      core.AddressBook
+
+	pollMu sync.Mutex // one poller at a time: completions are handled in CQ order
+
+	mu        sync.Mutex
+	conns     []*conn          // [peer*len(paths)+path], nil until first contact
+	byQPN     map[uint64]*conn // device<<32 | local QP number
+	slots     []slot
+	free      []int32
+	waitSlot  []*conn
+	ops       map[uint64]*op // waiting for a reply from the owner
+	nextID    uint64
+	keys      keyCache
+	misses    map[missKey]*miss
+	regs      map[int]*localRegion // by segment: the current registration
+	byRegion  map[*core.Region]*localRegion
+	localList []*localRegion // registered regions sorted by base (lkey lookup)
+	serial    uint32
+	invals    map[invalKey]*invalWait
+	acks      []*pendingAck
+	repost    [][]uint32 // per device: receive buffers to post again
+	comps     []completion
+	deliver   []delivery
+	atomics   []atomicReq
+	fatal     error
+	nconn     int // queue pairs created (statistics, tests)
+
+	appPolls atomic.Uint64 // Poll calls by the engine's waiting threads
+	clock    atomic.Int64  // see now
+
+	fatalOnce sync.Once
+	closed    atomic.Bool
+	wakeFD    int
+	done      chan struct{}
+	hs        sync.WaitGroup // handshakes in progress
+}
+
+type completion struct {
+	c   core.Completion
+	val uint64
+	err error
+}
+
+type delivery struct {
+	peer int
+	msg  []byte
+}
+
+type atomicReq struct {
+	from int
+	id   uint64
+	op   core.AtomicOp
+	ga   core.GA
+	a, b uint64
+}
+
+// endpoints lists the open endpoints of this process (tests inspect them).
+var endpoints struct {
+	sync.Mutex
+	list []*endpoint
+}
+
+func open(cfg core.TransportConfig) (core.Transport, error) {
+	s := cfg.Settings
+	e := &endpoint{
+		host:      cfg.Host,
+		me:        cfg.Peer,
+		n:         cfg.NPeers,
+		spin:      s.Duration("progress-spin"),
+		timeout:   s.Duration("peer-timeout"),
+		connected: make(chan struct{}),
+		closing:   make(chan struct{}),
+		tcp:       map[net.Conn]struct{}{},
+		byQPN:     map[uint64]*conn{},
+		ops:       map[uint64]*op{},
+		misses:    map[missKey]*miss{},
+		regs:      map[int]*localRegion{},
+		byRegion:  map[*core.Region]*localRegion{},
+		invals:    map[invalKey]*invalWait{},
+		done:      make(chan struct{}),
+		wakeFD:    -1,
+		forceNIC:  testForceNICAtomics,
+	}
+	e.keys.init(s.Int("ib-key-cache"))
+	e.clock.Store(time.Now().UnixNano())
+	logf := func(format string, args ...any) { cfg.Host.Logf(2, format, args...) }
+	var err error
+	e.paths, e.devs, err = discover(s.String("ib-device"), s.String("ib-gid-index"), logf)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.setup(s.String("ib-addr"), cfg.BindHint); err != nil {
+		e.release()
+		return nil, err
+	}
+	e.conns = make([]*conn, e.n*len(e.paths))
+	endpoints.Lock()
+	endpoints.list = append(endpoints.list, e)
+	endpoints.Unlock()
+	go e.progressLoop()
+	go e.serve()
+	return e, nil
+}
+
+// setup creates what every connection shares: completion queue, shared
+// receive queue and buffers per device, the scratch area, the connection
+// service.
+func (e *endpoint) setup(addr, hint string) error {
+	cqSize := sendSlots + srqDepth + 64
+	for _, d := range e.devs {
+		if err := setupDevice(d.v, min(cqSize, int(d.v.max_cqe)), min(srqDepth, int(d.v.max_srq_wr))); err != nil {
+			return fmt.Errorf("%s: %v", d.name, err)
+		}
+		d.chanFD, d.asyncFD = channelFD(d.v), asyncFD(d.v)
+	}
+	size := sendSlots*msgSize + len(e.devs)*srqDepth*msgSize
+	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return fmt.Errorf("cannot map %d bytes of message buffers: %v", size, err)
+	}
+	e.buf = b
+	for _, d := range e.devs {
+		mr, err := regMR(d.v, unsafe.Pointer(&b[0]), uint64(len(b)))
+		if err != nil {
+			return fmt.Errorf("%s: %v", d.name, regError(err, uint64(len(b)), "message buffers"))
+		}
+		lkey, _ := mrKeys(mr)
+		e.bufMRs = append(e.bufMRs, mr)
+		e.bufLkey = append(e.bufLkey, lkey)
+	}
+	e.slots = make([]slot, sendSlots)
+	e.free = make([]int32, 0, sendSlots)
+	for i := sendSlots - 1; i >= 0; i-- {
+		e.free = append(e.free, int32(i))
+	}
+	e.repost = make([][]uint32, len(e.devs))
+	for i, d := range e.devs {
+		idx := make([]uint32, srqDepth)
+		for j := range idx {
+			idx[j] = uint32(j)
+		}
+		if err := postRecv(d.v, recvTag|uint64(i)<<32, idx, e.recvBase(i), msgSize, e.bufLkey[i]); err != nil {
+			return fmt.Errorf("%s: posting receive buffers: %v", d.name, err)
+		}
+	}
+	if e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return err
+	}
+	return e.listen(addr, hint)
+}
+
+// recvBase is the address of device i's first receive buffer.
+func (e *endpoint) recvBase(i int) uintptr {
+	return uintptr(unsafe.Pointer(&e.buf[0])) + uintptr(sendSlots*msgSize+i*srqDepth*msgSize)
+}
+
+// scratch is the scratch area of a send slot.
+func (e *endpoint) scratch(s int32) []byte {
+	return e.buf[int(s)*msgSize : int(s+1)*msgSize]
+}
+
+func (e *endpoint) scratchAddr(s int32) uint64 {
+	return uint64(uintptr(unsafe.Pointer(&e.buf[0]))) + uint64(s)*msgSize
+}
+
+func (e *endpoint) listen(addr, hint string) error {
+	ipText := addr
+	if ipText == "" {
+		ipText = hint
+	}
+	if ipText == "" {
+		if p := e.paths[0]; p.roce() && isV4Mapped(p.gid) {
+			ipText = net.IP(p.gid[:]).String()
+		}
+	}
+	if ipText == "" {
+		ipText = "127.0.0.1"
+	}
+	ip := net.ParseIP(ipText)
+	if ip == nil {
+		return fmt.Errorf("connection service address %q is not an IP address (set --acp-ib-addr / ACP_IB_ADDR)", ipText)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		return fmt.Errorf("cannot open the connection service on %s: %v (set --acp-ib-addr / ACP_IB_ADDR)", ip, err)
+	}
+	e.ln, e.ip, e.port = ln, ip, ln.Addr().(*net.TCPAddr).Port
+	return nil
+}
+
+func (e *endpoint) Name() string { return "ib" }
+
+// Colors implements core.Colorer: one colour per usable port.
+func (e *endpoint) Colors() int { return len(e.paths) }
+
+// Address is the connection service's IP (16 bytes) and TCP port (2).
+func (e *endpoint) Address() []byte {
+	b := make([]byte, addressBytes)
+	copy(b, e.ip.To16())
+	binary.BigEndian.PutUint16(b[16:], uint16(e.port))
+	return b
+}
+
+func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
+	if book.RecSize != addressBytes || book.Len() != e.n {
+		return fmt.Errorf("address book of %d records of %d bytes, want %d of %d", book.Len(), book.RecSize, e.n, addressBytes)
+	}
+	// The engine's GA layout: colour, segment and offset of a GA decide
+	// the path, the key and the remote address. The engine knows its
+	// layout once every transport declared its colours.
+	l, ok := e.host.(interface{ Layout() core.Layout })
+	if !ok {
+		var err error
+		if e.layout, err = core.NewLayout(e.n, len(e.paths)); err != nil {
+			return err
+		}
+	} else {
+		e.layout = l.Layout()
+	}
+	e.mu.Lock()
+	e.book, e.jobKey = book, key
+	e.mu.Unlock()
+	close(e.connected)
+	return nil
+}
+
+// peerAddr is the connection service of a peer.
+func (e *endpoint) peerAddr(peer int) string {
+	rec := e.book.At(peer)
+	ip := net.IP(append([]byte(nil), rec[:16]...))
+	return net.JoinHostPort(ip.String(), strconv.Itoa(int(binary.BigEndian.Uint16(rec[16:]))))
+}
+
+// Poll implements core.Transport. A waiting application thread polls the
+// completion queues itself; while it does, the progress goroutine does not
+// spin (see progressLoop).
+func (e *endpoint) Poll() bool {
+	e.appPolls.Add(1)
+	return e.progress()
+}
+
+// now is the coarse clock of the endpoint (Unix nanoseconds), refreshed
+// by the progress loop at least every timerPeriod: reading the real clock
+// can cost microseconds (a virtual machine without a usable TSC), and only
+// timeouts of seconds use it.
+func (e *endpoint) now() int64 { return e.clock.Load() }
+
+// progress handles one batch of completions per device. It never blocks;
+// if another goroutine is polling, it returns at once.
+func (e *endpoint) progress() bool {
+	if !e.pollMu.TryLock() {
+		return false
+	}
+	defer e.pollMu.Unlock()
+	worked := false
+	var wcs [pollBatch]wc
+	for i, d := range e.devs {
+		n := pollCQ(d.v, &wcs)
+		if n < 0 {
+			e.host.Logf(1, "ib: polling the completion queue of %s failed", d.name)
+			continue
+		}
+		if n == 0 {
+			continue
+		}
+		worked = true
+		e.mu.Lock()
+		for j := 0; j < n; j++ {
+			e.handleWC(i, &wcs[j])
+		}
+		e.unlockAndRun()
+	}
+	return worked
+}
+
+// unlockAndRun reposts receive buffers, releases the lock and runs what
+// was collected under it: deliveries and atomics for the engine (in
+// arrival order), completions, a fatal error.
+func (e *endpoint) unlockAndRun() {
+	for i, idx := range e.repost {
+		if len(idx) > 0 {
+			if err := postRecv(e.devs[i].v, recvTag|uint64(i)<<32, idx, e.recvBase(i), msgSize, e.bufLkey[i]); err != nil && e.fatal == nil && !e.closed.Load() {
+				e.fatal = fmt.Errorf("ib: cannot post receive buffers on %s: %v", e.devs[i].name, err)
+			}
+			e.repost[i] = idx[:0]
+		}
+	}
+	comps, dels, ats, fatal := e.comps, e.deliver, e.atomics, e.fatal
+	e.comps, e.deliver, e.atomics = nil, nil, nil
+	e.mu.Unlock()
+	for _, d := range dels {
+		e.host.Deliver(d.peer, d.msg)
+	}
+	for _, a := range ats {
+		e.serveAtomic(a)
+	}
+	for _, c := range comps {
+		c.c.OnComplete(c.val, c.err)
+	}
+	if fatal != nil {
+		e.fatalOnce.Do(func() { e.host.Fatal(fatal) })
+	}
+}
+
+// progressLoop serves peers while the application computes: after
+// activity it polls for --acp-progress-spin, then sleeps until a
+// completion event (or a timer) wakes it. It spins only while no
+// application thread polls (a waiting thread serves everything it finds on
+// the way), because a second busy thread per process takes the CPU that the
+// adapter's driver or the peer needs; on an oversubscribed node that costs
+// far more than it saves.
+func (e *endpoint) progressLoop() {
+	defer close(e.done)
+	fds := []int32{int32(e.wakeFD)}
+	for _, d := range e.devs {
+		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
+	}
+	var last time.Time
+	var seen uint64
+	nextTimer := time.Now()
+	for !e.closed.Load() {
+		now := time.Now()
+		e.clock.Store(now.UnixNano())
+		if !now.Before(nextTimer) {
+			nextTimer = now.Add(timerPeriod)
+			e.mu.Lock()
+			e.checkTimers(now.UnixNano())
+			e.unlockAndRun()
+		}
+		if e.progress() {
+			last, seen = now, e.appPolls.Load()
+			continue
+		}
+		if now.Sub(last) < e.spin && e.appPolls.Load() == seen {
+			osYield()
+			continue
+		}
+		// Ask for an event, then look once more: a completion that
+		// arrived before the request raised no event. Only messages
+		// (sent solicited) need us when nothing of ours is in flight:
+		// an event for every completion would make the adapter's driver
+		// wake this goroutine on each of the application's operations,
+		// which the application polls for itself.
+		e.mu.Lock()
+		busy := len(e.free) != len(e.slots)
+		e.mu.Unlock()
+		for _, d := range e.devs {
+			armCQ(d.v, !busy)
+		}
+		if e.progress() {
+			last, seen = time.Now(), e.appPolls.Load()
+			continue
+		}
+		e.takeEvents(waitFDs(fds, int(timerPeriod/time.Millisecond)))
+	}
+}
+
+// takeEvents consumes the events waitFDs reported.
+func (e *endpoint) takeEvents(ready int) {
+	if ready > 0 {
+		for i, d := range e.devs {
+			if ready&(1<<(1+2*i)) != 0 {
+				takeCQEvent(d.v)
+			}
+			if ready&(1<<(2+2*i)) != 0 {
+				e.asyncEvents(d)
+			}
+		}
+	}
+}
+
+// asyncEvents reports the device's asynchronous events; a queue pair
+// error ends its connection.
+func (e *endpoint) asyncEvents(d *device) {
+	for {
+		typ, qpn, ok := takeAsyncEvent(d.v)
+		if !ok {
+			return
+		}
+		e.mu.Lock()
+		c := e.byQPN[uint64(d.index)<<32|uint64(qpn)]
+		if c != nil && (typ == eventQPFatal || typ == eventQPReqErr || typ == eventQPAccessErr) {
+			e.connFailed(c, fmt.Errorf("asynchronous event %s on the queue pair", eventText(typ)))
+		} else {
+			e.host.Logf(2, "ib: %s: asynchronous event %s", d.name, eventText(typ))
+		}
+		e.unlockAndRun()
+	}
+}
+
+// Quiesce implements core.Transport: every work request completed (RC
+// completions mean the peer's adapter acknowledged them), nothing queued,
+// no answer outstanding.
+func (e *endpoint) Quiesce(deadline time.Time) error {
+	for i := 0; ; i++ {
+		e.mu.Lock()
+		busy := e.busyPeer()
+		e.mu.Unlock()
+		if busy < 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ib: rank %d did not acknowledge our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy))
+		}
+		if !e.progress() && i > 100 {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// busyPeer returns a peer with unfinished work, or -1. Locked.
+func (e *endpoint) busyPeer() int {
+	if len(e.free) != len(e.slots) {
+		for _, s := range e.slots {
+			if s.kind != slotFree {
+				return s.conn.peer
+			}
+		}
+	}
+	for _, o := range e.ops {
+		return o.peer
+	}
+	for k := range e.misses {
+		return int(k.peer)
+	}
+	for _, a := range e.acks {
+		return a.peer
+	}
+	for _, c := range e.conns {
+		if c != nil && len(c.queue) > 0 {
+			return c.peer
+		}
+	}
+	return -1
+}
+
+// Close implements core.Transport.
+func (e *endpoint) Close() error {
+	e.tcpMu.Lock()
+	already := e.closed.Swap(true)
+	e.tcpMu.Unlock()
+	if already {
+		return nil
+	}
+	close(e.closing)
+	var one [8]byte
+	one[0] = 1
+	_, _ = unix.Write(e.wakeFD, one[:])
+	<-e.done
+	_ = e.ln.Close()
+	e.cutHandshakes()
+	e.hs.Wait()
+	e.mu.Lock()
+	e.host.Logf(2, "ib: closing: %d queue pair(s) created", e.nconn)
+	e.mu.Unlock()
+	e.release()
+	endpoints.Lock()
+	for i, x := range endpoints.list {
+		if x == e {
+			endpoints.list = append(endpoints.list[:i], endpoints.list[i+1:]...)
+			break
+		}
+	}
+	endpoints.Unlock()
+	return nil
+}
+
+// release frees every verbs resource: queue pairs first, then memory
+// registrations, then the devices.
+func (e *endpoint) release() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.conns {
+		if c != nil && c.qp != nil {
+			destroyQP(c.qp)
+			c.qp = nil
+		}
+	}
+	for _, lr := range e.byRegion {
+		lr.deregister()
+	}
+	e.regs, e.byRegion, e.localList = map[int]*localRegion{}, map[*core.Region]*localRegion{}, nil
+	for _, mr := range e.bufMRs {
+		_ = deregMR(mr)
+	}
+	e.bufMRs = nil
+	if e.buf != nil {
+		_ = unix.Munmap(e.buf)
+		e.buf = nil
+	}
+	for _, d := range e.devs {
+		closeDevice(d.v)
+	}
+	e.devs = nil
+	if e.wakeFD >= 0 {
+		_ = unix.Close(e.wakeFD)
+		e.wakeFD = -1
+	}
+	if e.ln != nil {
+		_ = e.ln.Close()
+	}
+}
+
+func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
+var _ core.Transport = (*endpoint)(nil)
+var _ core.Registrar = (*endpoint)(nil)
+var _ core.Colorer = (*endpoint)(nil)
+
+// testForceNICAtomics makes fetch-and-add and compare-and-swap of 8 bytes
+// use the NIC even on devices without IBV_ATOMIC_GLOB, so that tests can
+// exercise that path on Soft-RoCE. Never set outside tests: such atomics
+// are not atomic with respect to the engine's CPU atomics.
+var testForceNICAtomics = false

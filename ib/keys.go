@@ -1,0 +1,406 @@
+package ib
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+)
+
+// ---- local registrations (core.Registrar) ----
+
+// localRegion is one region of this process registered with every device:
+// its memory may be a local buffer of any path and a target of peers.
+type localRegion struct {
+	r      *core.Region
+	base   uintptr
+	size   uint64
+	mrs    []*vmr // per device
+	lkeys  []uint32
+	rkeys  []uint32
+	serial uint32 // distinguishes successive registrations of a segment
+
+	users    atomic.Int32 // local work requests using its lkeys
+	fetchers []int32      // peers that were given its key (guarded by endpoint.mu)
+	locked   bool         // mlocked (starter memory)
+}
+
+func (lr *localRegion) deregister() {
+	for _, mr := range lr.mrs {
+		_ = deregMR(mr)
+	}
+	lr.mrs = nil
+	if lr.locked {
+		_ = unix.Munlock(unsafe.Slice((*byte)(lr.r.Base), lr.size))
+		lr.locked = false
+	}
+}
+
+// RegisterRegion implements core.Registrar: ibv_reg_mr on every device.
+func (e *endpoint) RegisterRegion(r *core.Region) error {
+	lr := &localRegion{r: r, base: uintptr(r.Base), size: r.Size}
+	if r.Size > 0 && r.Base != nil {
+		for _, d := range e.devs {
+			mr, err := regMR(d.v, r.Base, r.Size)
+			if err != nil {
+				lr.deregister()
+				return fmt.Errorf("%s: %v", d.name, regError(err, r.Size, "registration"))
+			}
+			lkey, rkey := mrKeys(mr)
+			lr.mrs = append(lr.mrs, mr)
+			lr.lkeys = append(lr.lkeys, lkey)
+			lr.rkeys = append(lr.rkeys, rkey)
+		}
+		// The adapter holds the physical pages of a registration. acp_reset
+		// clears starter memory, and dropping its pages (MADV_DONTNEED)
+		// would leave peers writing into pages nobody sees any more:
+		// locked pages cannot be dropped, so they are cleared in place.
+		if r.Seg < core.SegFirstUser {
+			if err := unix.Mlock(unsafe.Slice((*byte)(r.Base), r.Size)); err != nil {
+				e.host.Logf(1, "ib: cannot lock starter memory (%v): acp_reset may not clear it for peers; raise ulimit -l", err)
+			} else {
+				lr.locked = true
+			}
+		}
+	}
+	e.mu.Lock()
+	e.serial++
+	lr.serial = e.serial
+	e.regs[r.Seg] = lr
+	e.byRegion[r] = lr
+	if len(lr.mrs) > 0 {
+		i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
+		e.localList = append(e.localList, nil)
+		copy(e.localList[i+1:], e.localList[i:])
+		e.localList[i] = lr
+	}
+	e.mu.Unlock()
+	return nil
+}
+
+// UnregisterRegion implements core.Registrar. Before the memory is
+// deregistered, every peer that was given its key forgets it and confirms
+// that none of its work still uses it, so a later registration under the
+// same segment number can never be reached through the old key, and the
+// old memory is never touched once this returns.
+func (e *endpoint) UnregisterRegion(r *core.Region) {
+	e.mu.Lock()
+	lr := e.byRegion[r]
+	if lr == nil {
+		e.mu.Unlock()
+		return
+	}
+	delete(e.byRegion, r)
+	if e.regs[r.Seg] == lr {
+		delete(e.regs, r.Seg)
+	}
+	for i, x := range e.localList {
+		if x == lr {
+			e.localList = append(e.localList[:i], e.localList[i+1:]...)
+			break
+		}
+	}
+	key := invalKey{seg: r.Seg, serial: lr.serial}
+	w := &invalWait{waiting: map[int]bool{}}
+	for _, f := range lr.fetchers {
+		peer := int(f)
+		if c := e.conns[peer*len(e.paths)]; c == nil || c.state == connFailed {
+			continue
+		}
+		w.waiting[peer] = true
+		e.sendMsg(peer, encodeInval(make([]byte, invalLen), mInval, r.Seg, lr.serial))
+	}
+	if len(w.waiting) > 0 {
+		e.invals[key] = w
+	}
+	e.unlockAndRun()
+
+	deadline := time.Now().Add(e.timeout)
+	for i := 0; ; i++ {
+		e.mu.Lock()
+		left := -1
+		for peer := range w.waiting {
+			if c := e.conns[peer*len(e.paths)]; c != nil && c.state == connFailed {
+				delete(w.waiting, peer) // its adapter refuses the peer's traffic now
+				continue
+			}
+			left = peer
+		}
+		if left < 0 {
+			delete(e.invals, key)
+		}
+		e.mu.Unlock()
+		if left < 0 && lr.users.Load() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.fatalOnce.Do(func() {
+				e.host.Fatal(fmt.Errorf("rank %d is unreachable: it did not confirm within %v that it stopped using memory being unregistered; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT)",
+					e.host.PeerRank(max(left, 0)), e.timeout))
+			})
+			return
+		}
+		if !e.progress() && i > 100 {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	e.mu.Lock()
+	lr.deregister()
+	e.mu.Unlock()
+}
+
+// lookupLocal finds a live registration that covers [p, p+n) and pins it
+// until the work request completes. Locked.
+func (e *endpoint) lookupLocal(p uintptr, n uint64, dev int) (*localRegion, uint32) {
+	// The last region starting at or below p, then earlier ones: regions
+	// may overlap, and a longer one further down may cover the range.
+	i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > p })
+	for i--; i >= 0; i-- {
+		lr := e.localList[i]
+		if uint64(p-lr.base) <= lr.size && n <= lr.size-uint64(p-lr.base) {
+			lr.users.Add(1)
+			return lr, lr.lkeys[dev]
+		}
+	}
+	return nil, 0
+}
+
+// regError explains a failed ibv_reg_mr. The usual cause is the
+// locked-memory limit: say which value would do.
+func regError(err error, size uint64, what string) error {
+	errno, _ := err.(syscall.Errno)
+	if errno != unix.ENOMEM && errno != unix.EPERM && errno != unix.EAGAIN {
+		return fmt.Errorf("ibv_reg_mr of %d bytes (%s) failed: %v; is the whole range mapped and readable?", size, what, err)
+	}
+	var lim unix.Rlimit
+	limit := "unknown"
+	if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim) == nil {
+		if lim.Cur == unix.RLIM_INFINITY {
+			limit = "unlimited"
+		} else {
+			limit = fmt.Sprintf("%d KiB", lim.Cur/1024)
+		}
+	}
+	need := (pinnedBytes() + size + 1023) / 1024
+	return fmt.Errorf("ibv_reg_mr of %d bytes (%s) failed: %v; the locked-memory limit (ulimit -l) is %s and this process needs at least %d KiB: raise it (ulimit -l %d, or unlimited; memlock in /etc/security/limits.conf), or register less memory",
+		size, what, err, limit, need, need)
+}
+
+// pinnedBytes is the memory this process has pinned already (VmPin).
+func pinnedBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmPin:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseUint(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// ---- keys of peers' registrations ----
+
+// rkey is what this process knows about a peer's registered region.
+type rkey struct {
+	valid   bool
+	peer    int32
+	seg     int32
+	serial  uint32
+	key     uint32
+	color   int
+	base    uint64
+	size    uint64
+	offBase uint64
+}
+
+// keyCache holds peers' keys, direct-mapped by (peer, segment): bounded,
+// and a lookup is one probe. A conflict evicts the older key (it will be
+// fetched again on its next use).
+type keyCache struct {
+	size    int
+	e       []rkey // allocated on first use
+	evicted uint64
+}
+
+func (k *keyCache) init(size int) { k.size = size }
+
+func (k *keyCache) slot(peer, seg int) int {
+	h := uint64(peer)*0x9e3779b97f4a7c15 ^ uint64(seg)*0xc2b2ae3d27d4eb4f
+	return int((h >> 32) % uint64(k.size))
+}
+
+func (k *keyCache) get(peer, seg int) *rkey {
+	if k.e == nil {
+		return nil
+	}
+	x := &k.e[k.slot(peer, seg)]
+	if x.valid && int(x.peer) == peer && int(x.seg) == seg {
+		return x
+	}
+	return nil
+}
+
+func (k *keyCache) put(x rkey) {
+	if k.e == nil {
+		k.e = make([]rkey, k.size)
+	}
+	s := &k.e[k.slot(int(x.peer), int(x.seg))]
+	if s.valid && (s.peer != x.peer || s.seg != x.seg) {
+		k.evicted++
+	}
+	x.valid = true
+	*s = x
+}
+
+// drop forgets the key of (peer, seg) if it is the given registration or
+// an older one.
+func (k *keyCache) drop(peer, seg int, serial uint32) {
+	if x := k.get(peer, seg); x != nil && x.serial <= serial {
+		x.valid = false
+	}
+}
+
+type missKey struct{ peer, seg int32 }
+
+// miss is a key request in flight and the operations waiting for it.
+type miss struct {
+	ops  []*op
+	sent int64 // coarse clock (endpoint.now) when the request left
+}
+
+// awaitKey parks o until the owner told us the key of its segment. Locked.
+func (e *endpoint) awaitKey(o *op) {
+	seg := e.layout.Seg(o.ga)
+	k := missKey{int32(o.peer), int32(seg)}
+	m := e.misses[k]
+	if m == nil {
+		m = &miss{}
+		e.misses[k] = m
+		e.sendTimed(o.peer, encodeKeyReq(make([]byte, keyReqLen), seg, o.ga), &m.sent)
+	}
+	m.ops = append(m.ops, o)
+}
+
+// serveKey answers a peer's key request for one of our registrations and
+// remembers that the peer has the key. Locked.
+func (e *endpoint) serveKey(peer, seg int, ga core.GA) {
+	rep := keyReply{seg: seg}
+	lr := e.regs[seg]
+	switch {
+	case e.layout.Rank(ga) != e.host.PeerRank(e.me):
+		rep.status = core.StatusWrongRank
+	case seg < core.SegFirstUser || lr == nil || len(lr.rkeys) == 0:
+		rep.status = core.StatusBadSegment
+	default:
+		rep.color, rep.serial, rep.base, rep.size, rep.offBase = lr.r.Color, lr.serial, uint64(lr.base), lr.size, lr.r.OffBase
+		if lr.r.Color < len(e.paths) {
+			rep.rkey = lr.rkeys[e.paths[lr.r.Color].dev.index]
+		}
+		known := false
+		for _, f := range lr.fetchers {
+			known = known || int(f) == peer
+		}
+		if !known {
+			lr.fetchers = append(lr.fetchers, int32(peer))
+		}
+	}
+	e.sendMsg(peer, encodeKeyRep(make([]byte, keyRepLen), rep))
+}
+
+// installKey takes an owner's answer and restarts the waiting operations.
+// Locked.
+func (e *endpoint) installKey(peer int, k keyReply) {
+	if k.status == core.StatusOK {
+		e.keys.put(rkey{peer: int32(peer), seg: int32(k.seg), serial: k.serial, key: k.rkey, color: k.color,
+			base: k.base, size: k.size, offBase: k.offBase})
+	}
+	mk := missKey{int32(peer), int32(k.seg)}
+	m := e.misses[mk]
+	if m == nil {
+		return
+	}
+	delete(e.misses, mk)
+	for _, o := range m.ops {
+		if k.status != core.StatusOK {
+			o.err = &core.AccessError{Status: k.status, Rank: -1}
+			e.dequeued(o)
+			continue
+		}
+		e.enqueue(e.connTo(o.peer, o.path), &req{op: o})
+	}
+}
+
+type invalKey struct {
+	seg    int
+	serial uint32
+}
+
+// invalWait is an unregistration waiting for the confirmations of the
+// peers that had the key.
+type invalWait struct{ waiting map[int]bool }
+
+// pendingAck is a revocation we confirm once every work request we posted
+// to the owner before it completed (RC completion: the owner's adapter
+// executed it), so that the owner may free the memory.
+type pendingAck struct {
+	peer   int
+	seg    int
+	serial uint32
+	marks  []uint64 // per path: posted count of our connection at that time
+}
+
+// invalidate drops a revoked key. Locked.
+func (e *endpoint) invalidate(peer, seg int, serial uint32) {
+	e.keys.drop(peer, seg, serial)
+	a := &pendingAck{peer: peer, seg: seg, serial: serial, marks: make([]uint64, len(e.paths))}
+	for p := range e.paths {
+		if c := e.conns[peer*len(e.paths)+p]; c != nil {
+			a.marks[p] = c.posted
+		}
+	}
+	e.acks = append(e.acks, a)
+	e.checkAcks()
+}
+
+// checkAcks sends the confirmations whose work has completed. Locked.
+func (e *endpoint) checkAcks() {
+	keep := e.acks[:0]
+	for _, a := range e.acks {
+		ready := true
+		for p, mark := range a.marks {
+			c := e.conns[a.peer*len(e.paths)+p]
+			if c != nil && c.state != connFailed && c.completed < mark {
+				ready = false
+			}
+		}
+		if ready {
+			e.sendMsg(a.peer, encodeInval(make([]byte, invalLen), mInvalAck, a.seg, a.serial))
+		} else {
+			keep = append(keep, a)
+		}
+	}
+	clear(e.acks[len(keep):])
+	e.acks = keep
+}
+
+// invalAcked records a peer's confirmation. Locked.
+func (e *endpoint) invalAcked(peer, seg int, serial uint32) {
+	if w := e.invals[invalKey{seg, serial}]; w != nil {
+		delete(w.waiting, peer)
+	}
+}

@@ -1,0 +1,163 @@
+package ib
+
+import (
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+)
+
+// These tests need no RDMA device.
+
+// openWithoutDevice opens the transport the way the engine does.
+func openWithoutDevice(t *testing.T, kv ...string) error {
+	s := coretest.NewSettings(t, "ib", kv...)
+	_, err := core.New(core.Config{Settings: s, Exchanger: coretest.NewGroup(2).Member(0)})
+	return err
+}
+
+func TestNoDeviceIsAClearError(t *testing.T) {
+	saved := sysfsDevices
+	defer func() { sysfsDevices = saved }()
+	sysfsDevices = func() []string { return nil }
+
+	err := openWithoutDevice(t)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ib: no usable RDMA device")
+	assert.Contains(t, err.Error(), "/sys/class/infiniband")
+	assert.Contains(t, err.Error(), "rdma link add", "says how to get a device")
+
+	_, _, err = discover("", "", t.Logf)
+	assert.True(t, errors.Is(err, errNoDevice))
+}
+
+func TestKernelDeviceWithoutVerbsDevice(t *testing.T) {
+	if len(sysfsDevices()) > 0 {
+		t.Skip("this host has RDMA devices")
+	}
+	saved := sysfsDevices
+	defer func() { sysfsDevices = saved }()
+	sysfsDevices = func() []string { return []string{"ghost0"} }
+	_, _, err := discover("", "", t.Logf)
+	require.Error(t, err)
+	if loadVerbs() != nil {
+		assert.Contains(t, err.Error(), "libibverbs1", "names the package to install")
+		return
+	}
+	assert.True(t, errors.Is(err, errNoDevice), "%v", err)
+}
+
+func TestDeviceSetting(t *testing.T) {
+	specs, err := parseDeviceSetting(" mlx5_0:1, mlx5_1 ,")
+	require.NoError(t, err)
+	assert.Equal(t, []portSpec{{"mlx5_0", 1}, {"mlx5_1", 0}}, specs)
+	for _, bad := range []string{"mlx5_0:x", "mlx5_0:0", ":1", "a:300"} {
+		_, err := parseDeviceSetting(bad)
+		assert.Error(t, err, bad)
+		if err != nil {
+			assert.Contains(t, err.Error(), "ACP_IB_DEVICE")
+		}
+	}
+	s := coretest.NewSettings(t, "ib")
+	assert.Equal(t, "", s.String("ib-device"))
+	assert.Equal(t, 1024, s.Int("ib-key-cache"))
+}
+
+func gid4(a, b, c, d byte) [16]byte {
+	var g [16]byte
+	g[10], g[11], g[12], g[13], g[14], g[15] = 0xff, 0xff, a, b, c, d
+	return g
+}
+
+func TestChooseGID(t *testing.T) {
+	linkLocal := [16]byte{0xfe, 0x80, 15: 1}
+	netdevs := map[string][]net.IP{"eth0": {net.IPv4(10, 77, 0, 1).To4()}}
+	table := []gidEntry{
+		{index: 0, gid: linkLocal, typ: gidTypeRoCEv1, netdev: "eth0"},
+		{index: 1, gid: linkLocal, typ: gidTypeRoCEv2, netdev: "eth0"},
+		{index: 2, gid: gid4(10, 77, 0, 1), typ: gidTypeRoCEv1, netdev: "eth0"},
+		{index: 3, gid: gid4(192, 168, 9, 9), typ: gidTypeRoCEv2, netdev: "eth1"},
+		{index: 4, gid: gid4(10, 77, 0, 1), typ: gidTypeRoCEv2, netdev: "eth0"},
+	}
+	g, why, err := chooseGID(table, -1, netdevs)
+	require.NoError(t, err)
+	assert.Equal(t, 4, g.index, "RoCE v2 with the netdev's own IPv4 address")
+	assert.Contains(t, why, "RoCE v2")
+
+	g, _, err = chooseGID(table[:4], -1, netdevs)
+	require.NoError(t, err)
+	assert.Equal(t, 3, g.index, "then RoCE v2 with any IPv4-mapped address")
+
+	g, _, err = chooseGID(table[:3], -1, netdevs)
+	require.NoError(t, err)
+	assert.Equal(t, 1, g.index, "then any RoCE v2 GID")
+
+	g, _, err = chooseGID(table[:1], -1, netdevs)
+	require.NoError(t, err)
+	assert.Equal(t, 0, g.index, "then RoCE v1")
+
+	g, _, err = chooseGID(table, 2, netdevs)
+	require.NoError(t, err)
+	assert.Equal(t, 2, g.index, "a forced index wins")
+
+	_, _, err = chooseGID(table, 9, netdevs)
+	assert.ErrorContains(t, err, "ACP_IB_GID_INDEX")
+	_, _, err = chooseGID(nil, -1, netdevs)
+	assert.ErrorContains(t, err, "GID table is empty")
+}
+
+func TestKeyCacheIsBoundedAndRevocable(t *testing.T) {
+	var k keyCache
+	k.init(16)
+	assert.Nil(t, k.get(1, 3), "nothing is allocated or found before the first key")
+	assert.Nil(t, k.e)
+	for peer := 0; peer < 100; peer++ {
+		k.put(rkey{peer: int32(peer), seg: 3, serial: 1, key: uint32(peer)})
+	}
+	assert.Len(t, k.e, 16, "the cache never grows")
+	assert.NotZero(t, k.evicted)
+	last := k.get(99, 3)
+	require.NotNil(t, last)
+	assert.Equal(t, uint32(99), last.key)
+
+	k.drop(99, 3, 0)
+	assert.NotNil(t, k.get(99, 3), "revoking an older registration keeps a newer key")
+	k.drop(99, 3, 1)
+	assert.Nil(t, k.get(99, 3), "revoked")
+}
+
+func TestWireRoundTrip(t *testing.T) {
+	b := make([]byte, msgSize)
+	rep := keyReply{status: core.StatusOK, color: 1, seg: 77, serial: 9, rkey: 0xabcdef, base: 1 << 40, size: 4096, offBase: 16}
+	m := encodeKeyRep(b, rep)
+	assert.True(t, validLen(m))
+	assert.Equal(t, rep, decodeKeyRep(m))
+	assert.True(t, validLen(encodeAtomicReq(b, 5, core.OpCas8, 0x1234, 1, 2)))
+	assert.True(t, validLen(encodeAtomicRep(b, 5, core.StatusOK, 3)))
+	assert.True(t, validLen(encodeKeyReq(b, 3, 0x99)))
+	assert.True(t, validLen(encodeInval(b, mInval, 3, 4)))
+	assert.False(t, validLen(b[:3]))
+
+	h := hello{jobKey: 42, from: 1, to: 2, path: 0, info: qpInfo{lid: 7, mtu: 3, linkLayer: 2, qpn: 0x11, psn: 0x22, gid: gid4(1, 2, 3, 4)}}
+	h.info.starters[2] = starterKey{base: 0x7f0000000000, size: 10240, offBase: 0, rkey: 5}
+	got, err := decodeHello(h.encode())
+	require.NoError(t, err)
+	assert.Equal(t, h, got)
+	_, err = decodeHello(make([]byte, helloLen))
+	assert.ErrorContains(t, err, "not an ACP ib handshake")
+}
+
+func TestRegistrationErrorNamesTheLimit(t *testing.T) {
+	err := regError(syscall.ENOMEM, 1<<40, "registration")
+	assert.Contains(t, err.Error(), "ulimit -l")
+	assert.Contains(t, err.Error(), "1099511627776 bytes")
+	assert.Regexp(t, `needs at least \d+ KiB`, err.Error())
+	err = regError(syscall.EFAULT, 1<<40, "registration")
+	assert.Contains(t, err.Error(), "mapped")
+}

@@ -1,0 +1,647 @@
+package ib
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/conformance"
+	"github.com/libacp/libacp/core/coretest"
+)
+
+// These tests need an RDMA device; tests/ib/run-rxe.sh runs them inside a
+// virtual machine with Soft-RoCE.
+
+func needDevice(t *testing.T) {
+	if len(sysfsDevices()) == 0 {
+		t.Skip("no RDMA device here (tests/ib/run-rxe.sh runs these tests in a VM with Soft-RoCE)")
+	}
+}
+
+func TestConformance(t *testing.T) {
+	needDevice(t)
+	conformance.Run(t, "ib")
+}
+
+// endpointOf finds the ib endpoint of the engine with physical index me
+// among the endpoints opened for world w.
+func endpointsOf(t *testing.T, n int) []*endpoint {
+	endpoints.Lock()
+	defer endpoints.Unlock()
+	list := endpoints.list[len(endpoints.list)-n:]
+	out := make([]*endpoint, n)
+	for _, e := range list {
+		out[e.me] = e
+	}
+	for i, e := range out {
+		require.NotNil(t, e, "no endpoint for process %d", i)
+	}
+	return out
+}
+
+func (e *endpoint) queuePairs() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nconn
+}
+
+func starterGA(e *core.Engine, rank int, off uint64) core.GA {
+	ga, err := e.StarterGA(rank)
+	if err != nil {
+		panic(err)
+	}
+	return ga + core.GA(off)
+}
+
+// A rank that talks to one peer creates one queue pair; ranks nobody
+// talks to create none.
+func TestConnectionsAreLazy(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 4, "ib", "size-smem=4096")
+	eps := endpointsOf(t, 4)
+	for r, ep := range eps {
+		assert.Zero(t, ep.queuePairs(), "process %d has queue pairs before any contact", r)
+	}
+	e := w.Engines[0]
+	copy(e.StarterMemory(core.SegStarter), "lazy")
+	h, err := e.Copy(starterGA(e, 1, 100), starterGA(e, 0, 0), 4, core.HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	assert.Equal(t, "lazy", string(w.Engines[1].StarterMemory(core.SegStarter)[100:104]))
+	assert.Equal(t, []int{1, 1, 0, 0}, []int{eps[0].queuePairs(), eps[1].queuePairs(), eps[2].queuePairs(), eps[3].queuePairs()})
+	w.Close()
+}
+
+// buffer is memory outside the Go heap, as peers may touch it.
+func buffer(t *testing.T, n int) []byte {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b
+}
+
+// A key cached by a peer must never reach freed memory: rank 1 registers
+// A, rank 0 writes into it (and caches its key), rank 1 unregisters A and
+// registers B, which gets A's segment number again; rank 0 then writes
+// through A's old GA. The write must land in B or fail, never in A.
+func TestStaleKeyNeverReachesOldMemory(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
+	eps := endpointsOf(t, 2)
+	mem := buffer(t, 3*4096)
+	a, b := mem[:4096], mem[8192:]
+	var oldGA core.GA
+	var keyA core.GA
+	write := func(e *core.Engine, ga core.GA, text string) error {
+		copy(e.StarterMemory(core.SegStarter)[64:], text)
+		h, err := e.Copy(ga, starterGA(e, 0, 64), uint64(len(text)), core.HandleNull)
+		if err != nil {
+			return err
+		}
+		e.Complete(h)
+		return nil
+	}
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 1 {
+			var err error
+			if keyA, err = e.Register(unsafe.Pointer(&a[0]), uint64(len(a)), 0); err != nil {
+				return err
+			}
+			oldGA = keyA + 100
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			if err := write(e, oldGA, "first write"); err != nil {
+				return err
+			}
+			eps[0].mu.Lock()
+			cached := eps[0].keys.get(1, e.Layout().Seg(oldGA)) != nil
+			eps[0].mu.Unlock()
+			if !cached {
+				return fmt.Errorf("rank 0 did not cache the key of A")
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 1 {
+			if string(a[100:111]) != "first write" {
+				return fmt.Errorf("A holds %q", a[100:111])
+			}
+			clear(a)
+			if err := e.Unregister(keyA); err != nil {
+				return err
+			}
+			// Cycle through the free segments until A's comes back.
+			seg := e.Layout().Seg(keyA)
+			for i := 0; ; i++ {
+				k, err := e.Register(unsafe.Pointer(&b[0]), uint64(len(b)), 0)
+				if err != nil {
+					return err
+				}
+				if e.Layout().Seg(k) == seg {
+					break
+				}
+				if err := e.Unregister(k); err != nil {
+					return err
+				}
+				if i > 10000 {
+					return fmt.Errorf("segment %d never came back", seg)
+				}
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			eps[0].mu.Lock()
+			cached := eps[0].keys.get(1, e.Layout().Seg(oldGA)) != nil
+			eps[0].mu.Unlock()
+			if cached {
+				return fmt.Errorf("rank 0 still caches the key of the unregistered region")
+			}
+			before := e.Errors()
+			if err := write(e, oldGA, "second write"); err != nil {
+				return err
+			}
+			if e.Errors() != before {
+				return fmt.Errorf("the write through the old GA failed although B covers it")
+			}
+		}
+		return e.Sync()
+	})
+	assert.Equal(t, make([]byte, len(a)), a, "the unregistered buffer A was written")
+	assert.Equal(t, "second write", string(b[100:112]), "B, registered under A's segment, receives the write")
+	w.Close()
+}
+
+// Out-of-bounds accesses to a registered region fail at the initiator and
+// leave the owner's memory, including the bytes around the region, alone;
+// two registrations of one range have independent keys.
+func TestRegisteredBoundsAndDoubleRegistration(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=65536")
+	mem := buffer(t, 3*4096)
+	region := mem[4096:8192]
+	var k1, k2 core.GA
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 1 {
+			for i := range mem {
+				mem[i] = 0xee
+			}
+			var err error
+			if k1, err = e.Register(unsafe.Pointer(&region[0]), uint64(len(region)), 0); err != nil {
+				return err
+			}
+			if k2, err = e.Register(unsafe.Pointer(&region[0]), uint64(len(region)), 0); err != nil {
+				return err
+			}
+			if k1 == k2 {
+				return fmt.Errorf("two registrations of one range share the key %#x", uint64(k1))
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			src := starterGA(e, 0, 0)
+			for _, bad := range []struct {
+				ga core.GA
+				n  uint64
+			}{{k1 + 4090, 7}, {k1 + 4096, 1}, {k1, 4097}, {k2 + 4000, 200}} {
+				before := e.Errors()
+				h, err := e.Copy(bad.ga, src, bad.n, core.HandleNull)
+				if err != nil {
+					return err
+				}
+				e.Complete(h)
+				if e.Errors() != before+1 {
+					return fmt.Errorf("a put of %d bytes at %#x (region of 4096 bytes) succeeded", bad.n, uint64(bad.ga))
+				}
+				h, err = e.Copy(starterGA(e, 0, 8192), bad.ga, bad.n, core.HandleNull)
+				if err != nil {
+					return err
+				}
+				e.Complete(h)
+				if e.Errors() != before+2 {
+					return fmt.Errorf("a get of %d bytes at %#x (region of 4096 bytes) succeeded", bad.n, uint64(bad.ga))
+				}
+			}
+			copy(e.StarterMemory(core.SegStarter)[64:], "via k1via k2")
+			h1, err := e.Copy(k1+10, starterGA(e, 0, 64), 6, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			h2, err := e.Copy(k2+20, starterGA(e, 0, 70), 6, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h1)
+			e.Complete(h2)
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 1 {
+			if err := e.Unregister(k1); err != nil {
+				return err
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			copy(e.StarterMemory(core.SegStarter)[64:], "still")
+			before := e.Errors()
+			h, err := e.Copy(k2+30, starterGA(e, 0, 64), 5, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			if e.Errors() != before {
+				return fmt.Errorf("the second key stopped working when the first was unregistered")
+			}
+			h, err = e.Copy(k1+40, starterGA(e, 0, 64), 5, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			if e.Errors() != before+1 {
+				return fmt.Errorf("the unregistered key still works")
+			}
+		}
+		return e.Sync()
+	})
+	assert.Equal(t, bytes.Repeat([]byte{0xee}, 4096), mem[:4096], "bytes before the region")
+	assert.Equal(t, bytes.Repeat([]byte{0xee}, 4096), mem[8192:], "bytes after the region")
+	assert.Equal(t, "via k1", string(region[10:16]))
+	assert.Equal(t, "via k2", string(region[20:26]))
+	assert.Equal(t, "still", string(region[30:35]))
+	assert.Equal(t, bytes.Repeat([]byte{0xee}, 5), region[40:45], "write through the unregistered key")
+	w.Close()
+}
+
+// Several ranks hammer one counter through every path at once: the
+// owner's own atomics (local), atomics fetched to the issuer (remote), and
+// atomics whose result goes to a third rank (delegated to the owner).
+func TestOneCounterEveryPath(t *testing.T) {
+	needDevice(t)
+	const per = 300
+	w := coretest.NewWorld(t, 4, "ib", "size-smem=65536")
+	w.Run(func(r int, e *core.Engine) error {
+		n := e.Procs()
+		counter := starterGA(e, 0, 0)
+		counter4 := starterGA(e, 0, 8)
+		for i := 0; i < per; i++ {
+			// result here: local for rank 0, remote for the others
+			if _, err := e.Atomic(core.OpAdd8, starterGA(e, r, 1024+8*uint64(i%16)), counter, 1, 0, core.HandleNull); err != nil {
+				return err
+			}
+			// result at another rank: third-party unless it is rank 0's
+			third := (r + 1 + i%(n-1)) % n
+			if _, err := e.Atomic(core.OpAdd8, starterGA(e, third, 4096+8*uint64(r)), counter, 1, 0, core.HandleNull); err != nil {
+				return err
+			}
+			if _, err := e.Atomic(core.OpAdd4, starterGA(e, third, 8192+8*uint64(r)), counter4, 2, 0, core.HandleNull); err != nil {
+				return err
+			}
+			if i%10 == 0 {
+				// a compare-and-swap increment loop on the same word
+				for {
+					h, err := e.Atomic(core.OpCas8, starterGA(e, r, 2048), counter, 0, 0, core.HandleNull)
+					if err != nil {
+						return err
+					}
+					e.Complete(h)
+					cur := binary.LittleEndian.Uint64(e.StarterMemory(core.SegStarter)[2048:])
+					h, err = e.Atomic(core.OpCas8, starterGA(e, r, 2056), counter, cur, cur+1, core.HandleNull)
+					if err != nil {
+						return err
+					}
+					e.Complete(h)
+					if binary.LittleEndian.Uint64(e.StarterMemory(core.SegStarter)[2056:]) == cur {
+						break
+					}
+				}
+			}
+		}
+		e.Complete(core.HandleAll)
+		return e.Sync()
+	})
+	n := uint64(len(w.Engines))
+	s := w.Engines[0].StarterMemory(core.SegStarter)
+	assert.Equal(t, n*(2*per+per/10), binary.LittleEndian.Uint64(s), "add8 and cas8 on one counter from every path")
+	assert.Equal(t, uint32(n*per*2), binary.LittleEndian.Uint32(s[8:]), "add4 from every path")
+	for r, e := range w.Engines {
+		assert.Zero(t, e.Errors(), "rank %d", r)
+	}
+	w.Close()
+}
+
+// The NIC's own fetch-and-add and compare-and-swap (used on devices with
+// IBV_ATOMIC_GLOB), exercised here on Soft-RoCE with remote issuers only:
+// values, fetched results and a contended sum.
+func TestNICAtomics(t *testing.T) {
+	needDevice(t)
+	testForceNICAtomics = true
+	defer func() { testForceNICAtomics = false }()
+	const per = 500
+	w := coretest.NewWorld(t, 3, "ib", "size-smem=65536")
+	binary.LittleEndian.PutUint64(w.Engines[0].StarterMemory(core.SegStarter)[64:], 41)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 0 {
+			return e.Sync()
+		}
+		mine := e.StarterMemory(core.SegStarter)
+		for i := 0; i < per; i++ {
+			h, err := e.Atomic(core.OpAdd8, starterGA(e, r, 1024), starterGA(e, 0, 0), 3, 0, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			if old := binary.LittleEndian.Uint64(mine[1024:]); old%3 != 0 || old >= 3*2*per {
+				return fmt.Errorf("fetch-and-add returned %d", old)
+			}
+		}
+		if r == 1 {
+			h, err := e.Atomic(core.OpCas8, starterGA(e, r, 1032), starterGA(e, 0, 64), 41, 1<<40, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			if old := binary.LittleEndian.Uint64(mine[1032:]); old != 41 {
+				return fmt.Errorf("compare-and-swap fetched %d, want 41", old)
+			}
+		}
+		e.Complete(core.HandleAll)
+		return e.Sync()
+	})
+	s := w.Engines[0].StarterMemory(core.SegStarter)
+	assert.Equal(t, uint64(3*2*per), binary.LittleEndian.Uint64(s))
+	assert.Equal(t, uint64(1<<40), binary.LittleEndian.Uint64(s[64:]))
+	w.Close()
+}
+
+// A range ibv_reg_mr refuses (here: it runs into unmapped memory) fails
+// registration with a clear message and leaves nothing registered.
+func TestHugeRegistrationFails(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
+	mem := buffer(t, 2<<20)
+	require.NoError(t, unix.Mprotect(mem[1<<20:], unix.PROT_NONE))
+	e := w.Engines[1]
+	_, err := e.Register(unsafe.Pointer(&mem[0]), 1<<40, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ibv_reg_mr of 1099511627776 bytes")
+	t.Log(err)
+	k, err := e.Register(unsafe.Pointer(&mem[0]), 1<<20, 0)
+	require.NoError(t, err, "registration still works afterwards")
+	require.NoError(t, e.Unregister(k))
+	w.Close()
+}
+
+// TestMemoryReport prints what a process spends on the transport and on
+// N contacted peers (bench/ib_compare.sh shows it): rank 0 of a 1+N-process
+// world talks to every peer. The queues the verbs provider maps into the
+// process (from /dev/infiniband) are counted per endpoint; connection
+// state on the Go heap is estimated from the allocation counter. The
+// figures must agree with what MemoryUse (acp_info) tells, and rank 0
+// must hold one queue pair per peer it talked to.
+func TestMemoryReport(t *testing.T) {
+	needDevice(t)
+	peerCounts := []int{1, 8}
+	if os.Getenv("ACP_IB_MEMORY_REPORT") != "" {
+		peerCounts = []int{1, 8, 32}
+	}
+	for _, peers := range peerCounts {
+		maps0 := verbsMappings()
+		w := coretest.NewWorld(t, 1+peers, "ib", "size-smem=4096")
+		eps := endpointsOf(t, 1+peers)
+		maps1 := verbsMappings()
+		var ms0, ms1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		e := w.Engines[0]
+		for p := 1; p <= peers; p++ {
+			h, err := e.Copy(starterGA(e, p, 0), starterGA(e, 0, 0), 8, core.HandleNull)
+			require.NoError(t, err)
+			e.Complete(h)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms1)
+		maps2 := verbsMappings()
+		t.Logf("%2d peers contacted: %d queue pair(s) at rank 0; per open endpoint %d KiB of verbs queues mapped + %d KiB message buffers; per connection (two queue pairs, one at each end) %.1f KiB of queues mapped; Go heap kept %.0f bytes per peer (both ends)",
+			peers, eps[0].queuePairs(), (maps1-maps0)/1024/uint64(1+peers), (sendSlots+srqDepth)*msgSize/1024,
+			float64(maps2-maps1)/1024/float64(peers), float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/float64(peers))
+		assert.Equal(t, peers, eps[0].queuePairs(), "queue pairs at rank 0 after talking to %d peers", peers)
+		perDevice, perQP := float64(maps1-maps0)/float64(1+peers), float64(maps2-maps1)/float64(2*peers)
+		assert.InDelta(t, mappedPerDevice, perDevice, mappedPerDevice/2, "verbs queues mapped per endpoint: MemoryUse's figure is off")
+		assert.InDelta(t, mappedPerQP, perQP, mappedPerQP/2, "verbs queues mapped per queue pair: MemoryUse's figure is off")
+		w.Close()
+	}
+}
+
+// verbsMappings is the size of the memory the verbs provider mapped from
+// /dev/infiniband into this process (queues shared with the kernel driver).
+func verbsMappings() uint64 {
+	b, _ := os.ReadFile("/proc/self/maps")
+	var total uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "/dev/infiniband") {
+			continue
+		}
+		var lo, hi uint64
+		if _, err := fmt.Sscanf(line, "%x-%x", &lo, &hi); err == nil {
+			total += hi - lo
+		}
+	}
+	return total
+}
+
+func memStatus() (rss, pinned uint64) {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseUint(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = v * 1024
+		case "VmPin:":
+			pinned = v * 1024
+		}
+	}
+	return rss, pinned
+}
+
+// TestLatencyProbe prints the cost of the pieces of a put (set
+// ACP_IB_PROBE=1); a diagnostic, not a test.
+func TestLatencyProbe(t *testing.T) {
+	needDevice(t)
+	if os.Getenv("ACP_IB_PROBE") == "" {
+		t.Skip("set ACP_IB_PROBE=1")
+	}
+	const n = 2000
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		_ = time.Now()
+	}
+	t.Logf("time.Now: %v", time.Since(start)/n)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
+	eps := endpointsOf(t, 2)
+	start = time.Now()
+	for i := 0; i < n; i++ {
+		eps[0].progress()
+	}
+	t.Logf("progress (empty CQ): %v", time.Since(start)/n)
+	d := eps[0].devs[0]
+	start = time.Now()
+	for i := 0; i < n; i++ {
+		channelFD(d.v)
+	}
+	t.Logf("trivial cgo call: %v", time.Since(start)/n)
+	var wcs [pollBatch]wc
+	start = time.Now()
+	for i := 0; i < n; i++ {
+		pollCQ(d.v, &wcs)
+	}
+	t.Logf("pollCQ (empty): %v", time.Since(start)/n)
+	e := w.Engines[0]
+	// warm up the connection, then the raw floor: one work request posted
+	// and its completion polled, no engine, no locks
+	h0, _ := e.Copy(starterGA(e, 1, 0), starterGA(e, 0, 0), 8, core.HandleNull)
+	e.Complete(h0)
+	ep := eps[0]
+	ep.mu.Lock()
+	c := ep.conns[1*len(ep.paths)]
+	ep.mu.Unlock()
+	raw := func(n int) time.Duration {
+		var wcs [pollBatch]wc
+		var pw, tp time.Duration
+		for i := 0; i < n; i++ {
+			ep.pollMu.Lock()
+			ep.mu.Lock()
+			src := uint64(uintptr(unsafe.Pointer(&e.StarterMemory(core.SegStarter)[0])))
+			w := sendWR{id: 1023, opcode: opWrite, laddr: src, len: 8, flags: flagInline,
+				raddr: c.remote.starters[0].base, rkey: c.remote.starters[0].rkey}
+			t0 := time.Now()
+			err := postSend(c.qp, &w)
+			t1 := time.Now()
+			for pollCQ(ep.devs[0].v, &wcs) == 0 {
+			}
+			tp += time.Since(t1)
+			pw += t1.Sub(t0)
+			ep.mu.Unlock()
+			ep.pollMu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("raw post %v, then completion after %v", pw/time.Duration(n), tp/time.Duration(n))
+		return (pw + tp) / time.Duration(n)
+	}
+	t.Logf("raw write 8 bytes + completion: %v", raw(n))
+	for _, size := range []uint64{8, 4096} {
+		for i := 0; i < 100; i++ {
+			h, _ := e.Copy(starterGA(e, 1, 0), starterGA(e, 0, 0), size, core.HandleNull)
+			e.Complete(h)
+		}
+		start = time.Now()
+		for i := 0; i < n; i++ {
+			h, _ := e.Copy(starterGA(e, 1, 0), starterGA(e, 0, 0), size, core.HandleNull)
+			e.Complete(h)
+		}
+		t.Logf("put %d bytes + complete: %v", size, time.Since(start)/n)
+	}
+	start = time.Now()
+	for i := 0; i < n; i++ {
+		h, _ := e.Atomic(core.OpAdd8, starterGA(e, 0, 64), starterGA(e, 1, 8), 1, 0, core.HandleNull)
+		e.Complete(h)
+	}
+	t.Logf("remote add8 + complete: %v", time.Since(start)/n)
+	w.Close()
+}
+
+// A peer whose queue pairs are gone (its process died) stops acknowledging;
+// the next operation to it ends the job with a fatal error naming it, not
+// a hang: from the adapter's retry limit (hardware) or, where the adapter
+// keeps retrying (Soft-RoCE), from --acp-peer-timeout.
+func TestPeerGoneIsFatal(t *testing.T) {
+	needDevice(t)
+	g := coretest.NewGroup(2)
+	stderr := &coretest.SyncBuffer{}
+	exited := make(chan int, 4)
+	engines := make([]*core.Engine, 2)
+	errs := make(chan error, 2)
+	for r := range engines {
+		go func(r int) {
+			var err error
+			engines[r], err = core.New(core.Config{
+				Settings:  coretest.NewSettings(t, "ib", "size-smem=4096", "peer-timeout=2"),
+				Exchanger: g.Member(r),
+				Stderr:    stderr,
+				Exit:      func(code int) { exited <- code },
+			})
+			errs <- err
+		}(r)
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	eps := endpointsOf(t, 2)
+	e := engines[0]
+	h, err := e.Copy(starterGA(e, 1, 0), starterGA(e, 0, 0), 8, core.HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	require.NoError(t, eps[1].Close()) // what the kernel does when a process dies
+
+	start := time.Now()
+	_, err = e.Copy(starterGA(e, 1, 0), starterGA(e, 0, 0), 8, core.HandleNull)
+	require.NoError(t, err)
+	select {
+	case code := <-exited:
+		assert.Equal(t, 255, code)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no fatal error 30 s after the peer vanished; stderr: %s", stderr.String())
+	}
+	assert.Regexp(t, `fatal: .*rank 1 is unreachable`, stderr.String())
+	t.Logf("after %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(stderr.String()))
+	// The process would have ended here; the test leaves rank 0 as it is.
+}
+
+// Registering more than the locked-memory limit allows fails with a
+// message that names the limit and the `ulimit -l` value needed. Run by
+// tests/ib/run-rxe.sh without CAP_IPC_LOCK (which lifts the limit) and
+// with ulimit -l 4096; skipped otherwise.
+func TestMemlockLimitNamed(t *testing.T) {
+	needDevice(t)
+	if os.Getenv("ACP_IB_MEMLOCK_TEST") == "" {
+		t.Skip("run by tests/ib/run-rxe.sh with a low ulimit -l and without CAP_IPC_LOCK")
+	}
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
+	mem := buffer(t, 64<<20)
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+	_, err := w.Engines[1].Register(unsafe.Pointer(&mem[0]), uint64(len(mem)), 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ulimit -l")
+	assert.Regexp(t, `limit \(ulimit -l\) is 4096 KiB and this process needs at least \d+ KiB`, err.Error())
+	t.Log(err)
+	w.Close()
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# run-rxe.sh SOURCE_DIR BUILD_DIR ACPRUN PEER_GONE_PROGRAM
+#
+# The ib transport's tests on a real verbs device: a throwaway VM with
+# Soft-RoCE (rxe-vm, from ../shared/tools beside the checkout, or $RXE_VM_TOOL).
+# Inside it, in order:
+#   1. the Go tests of ib/ that need a device (conformance suite, lazy
+#      connections, stale keys, bounds, one counter hammered through every
+#      path, NIC atomics, huge registrations, a vanished peer);
+#   2. the basic-layer C tests at 2 and 4 ranks with ACP_TRANSPORTS=ib
+#      (ACP_IB_RXE_ALL=1: every C test at 2 and 4 ranks, middle layer too);
+#      t_unreachable is left out: its frozen rank still takes RDMA writes,
+#      which need no CPU, so its copy completes over ib -- correctly;
+#   3. a frozen peer (check_peer_gone.sh): the job ends with an error
+#      naming it;
+#   4. a registration beyond the locked-memory limit (without CAP_IPC_LOCK,
+#      which root has and which lifts the limit): the message names it.
+# Exit 77 (CTest: skipped) when no VM can be started here.
+set -u
+src=$1 build=$2 acprun=$3 peer_gone=$4
+GO=${GO:-go}
+rxe_vm=${RXE_VM_TOOL:-$src/../shared/tools/rxe-vm}
+work=$build/ib-rxe
+
+if [ ! -x "$rxe_vm" ]; then
+  echo "ib_rxe: SKIPPED: no rxe-vm at $rxe_vm (set RXE_VM_TOOL); the ib transport is tested on a Soft-RoCE VM"
+  exit 77
+fi
+mkdir -p "$work" || exit 1
+
+# The Go test binary is built here, run in the VM.
+echo "== building the ib test binary"
+(cd "$src" && "$GO" test -c -o "$work/ib.test" ./ib/) || exit 1
+
+# A CTest directory of its own for the C tests, so that the VM's ctest run
+# keeps its logs apart from the one that started it.
+echo "subdirs(\"$build/tests/c\")" > "$work/CTestTestfile.cmake"
+# C programs (label c) at 2 and 4 ranks, not the runs that choose another
+# transport or launcher, nor the 4 GiB copy (the VM has 2 GiB).
+exclude='^(udp|large|ib|dl|cl|mpi|mpich|openmpi|netns|env)$'
+[ "${ACP_IB_RXE_ALL:-}" = 1 ] && exclude='^(udp|large|ib|mpi|mpich|openmpi|netns|env)$'
+
+cat > "$work/guest.sh" <<EOF
+cd "$work" || exit 1
+fail=0
+echo "== ib Go tests on \$RXE_VM_DEV"
+timeout 900 ./ib.test -test.v -test.timeout 880s > go-tests.log 2>&1 || fail=1
+grep -E '^(--- |    --- |PASS|FAIL|ok )' go-tests.log
+[ \$fail -eq 0 ] || { echo "-- go-tests.log (tail):"; tail -n 60 go-tests.log; }
+echo "== the locked-memory limit named (ulimit -l 4096, no CAP_IPC_LOCK)"
+setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock sh -c 'ulimit -l 4096 &&
+  ACP_IB_MEMLOCK_TEST=1 timeout 120 ./ib.test -test.v -test.run TestMemlockLimitNamed' > memlock.log 2>&1 || {
+  fail=1; tail -n 30 memlock.log; }
+grep -E '^(--- |PASS|FAIL)' memlock.log
+echo "== C tests over ib, 2 and 4 ranks"
+ACP_TRANSPORTS=ib timeout 1200 ctest --test-dir "$work" -L '^c\$' -L '^np[24]\$' -LE '$exclude' \\
+  -E '^t_unreachable|_owner_served_' --timeout 300 --output-on-failure || fail=1
+echo "== a frozen peer"
+sh "$src/tests/ib/check_peer_gone.sh" "$acprun" "$peer_gone" || fail=1
+exit \$fail
+EOF
+
+echo "== starting the Soft-RoCE VM ($rxe_vm)"
+cd "$work" || exit 1
+"$rxe_vm" --timeout 1400 -- bash guest.sh
+status=$?
+case $status in
+0) echo "ib_rxe: all passed" ;;
+124) echo "ib_rxe: FAILED: the VM run exceeded its time limit" ;;
+125) echo "ib_rxe: SKIPPED: the Soft-RoCE VM could not start here (see the messages above)"; exit 77 ;;
+*) echo "ib_rxe: FAILED (status $status)" ;;
+esac
+exit $status
