@@ -154,7 +154,7 @@ func TestDuplicatedRequestsExecuteOnce(t *testing.T) {
 	assert.Eventually(t, func() bool { return hosts[1].atomics.Load() == 3 }, 5*time.Second, time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
 	assert.Equal(t, int64(3), hosts[1].atomics.Load(), "duplicates were executed")
-	assert.Equal(t, uint64(15), le.Uint64(hosts[1].mem[64:]))
+	assert.Equal(t, uint64(15), le.Uint64(received(eps[1], hosts[1], 64, 8)))
 }
 
 func TestOperationsAcrossAPairOfEndpoints(t *testing.T) {
@@ -167,7 +167,7 @@ func TestOperationsAcrossAPairOfEndpoints(t *testing.T) {
 	eps[0].Put(1, 1000, unsafe.Pointer(&src[0]), uint64(len(src)), w)
 	w.wait(t)
 	require.NoError(t, w.err)
-	assert.Equal(t, src, hosts[1].mem[1000:1000+len(src)])
+	assert.Equal(t, src, received(eps[1], hosts[1], 1000, len(src)))
 
 	dst := make([]byte, len(src))
 	w = newWait()
@@ -233,4 +233,12 @@ func TestWaitingForASilentPeerIsFatal(t *testing.T) {
 		"no fatal error for a peer that sends nothing while we wait for it")
 	assert.ErrorContains(t, hosts[0].fatals()[0], "rank 1")
 	assert.ErrorContains(t, hosts[0].fatals()[0], "nothing arrived")
+}
+
+// received reads what peers wrote into a host's memory: every write happens
+// under the receiving endpoint's rxMu.
+func received(e *endpoint, h *fakeHost, off, n int) []byte {
+	e.rxMu.Lock()
+	defer e.rxMu.Unlock()
+	return append([]byte(nil), h.mem[off:off+n]...)
 }
