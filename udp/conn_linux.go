@@ -9,10 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// packet is one datagram on its way out.
+// packet is one datagram on its way out: data, then tail (a put
+// fragment's source memory, gathered by the kernel without a copy of ours).
 type packet struct {
 	to   *unix.RawSockaddrInet4
 	data []byte
+	tail []byte
 }
 
 // packetConn is the socket as the protocol sees it: batches in, batches
@@ -25,6 +27,13 @@ type packetConn interface {
 	// recv fills bufs with waiting datagrams without blocking and returns
 	// how many arrived and their sizes.
 	recv(bufs [][]byte, sizes []int) (int, error)
+	// peek copies the start of the next waiting datagram into b without
+	// taking it, and returns how much it copied and the datagram's length
+	// (0, 0 when none waits).
+	peek(b []byte) (n, size int, err error)
+	// recvInto takes the next datagram, its first len(hdr) bytes into hdr
+	// and the rest into data, and returns its length.
+	recvInto(hdr, data []byte) (int, error)
 	fd() int
 	close() error
 }
@@ -69,7 +78,7 @@ func openSocket(ip net.IP, batch int) (*socket, int, error) {
 		sfd:     fd,
 		rcvbuf:  rcv,
 		sendHdr: make([]unix.Mmsghdr, batch),
-		sendIov: make([]unix.Iovec, batch),
+		sendIov: make([]unix.Iovec, 2*batch),
 		recvHdr: make([]unix.Mmsghdr, batch),
 		recvIov: make([]unix.Iovec, batch),
 	}
@@ -86,13 +95,19 @@ func (s *socket) send(pkts []packet) error {
 		n := min(len(pkts), len(s.sendHdr))
 		for i := 0; i < n; i++ {
 			p := pkts[i]
-			s.sendIov[i].Base = &p.data[0]
-			s.sendIov[i].SetLen(len(p.data))
+			iov := s.sendIov[2*i : 2*i+2]
+			iov[0].Base = &p.data[0]
+			iov[0].SetLen(len(p.data))
 			h := &s.sendHdr[i].Hdr
 			h.Name = (*byte)(unsafe.Pointer(p.to))
 			h.Namelen = unix.SizeofSockaddrInet4
-			h.Iov = &s.sendIov[i]
+			h.Iov = &iov[0]
 			h.Iovlen = 1
+			if len(p.tail) > 0 {
+				iov[1].Base = &p.tail[0]
+				iov[1].SetLen(len(p.tail))
+				h.Iovlen = 2
+			}
 		}
 		sent, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.sendHdr[0])), uintptr(n), 0, 0, 0)
 		switch {
@@ -140,6 +155,42 @@ func (s *socket) recv(bufs [][]byte, sizes []int) (int, error) {
 			sizes[i] = int(s.recvHdr[i].Len)
 		}
 		return int(got), nil
+	}
+}
+
+func (s *socket) peek(b []byte) (int, int, error) {
+	iov := unix.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1}
+	for {
+		// MSG_TRUNC: the result is the datagram's whole length.
+		size, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_PEEK|unix.MSG_TRUNC|unix.MSG_DONTWAIT)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
+			return 0, 0, nil
+		case errno != 0:
+			return 0, 0, errno
+		}
+		return min(int(size), len(b)), int(size), nil
+	}
+}
+
+func (s *socket) recvInto(hdr, data []byte) (int, error) {
+	iov := [2]unix.Iovec{{Base: &hdr[0]}, {Base: &data[0]}}
+	iov[0].SetLen(len(hdr))
+	iov[1].SetLen(len(data))
+	msg := unix.Msghdr{Iov: &iov[0], Iovlen: 2}
+	for {
+		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return 0, errno
+		}
+		return int(n), nil
 	}
 }
 

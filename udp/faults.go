@@ -62,7 +62,7 @@ func (f *faultyConn) send(pkts []packet) error {
 		case r < f.loss+f.reorder:
 			// Hold a copy: the caller may rewrite the buffer before we
 			// release it.
-			f.held = append(f.held, packet{to: p.to, data: append([]byte(nil), p.data...)})
+			f.held = append(f.held, packet{to: p.to, data: append(append([]byte(nil), p.data...), p.tail...)})
 			continue
 		}
 		out = append(out, p)

@@ -19,11 +19,15 @@ type peer struct {
 
 	// Receive side: rxNext is the next sequence number expected; rxBits
 	// marks arrivals in [rxNext, rxNext+rxWindow) (bit s%rxWindow).
-	rxNext  uint64
-	rxBits  [rxWindow / 64]uint64
-	ackDue  bool
-	ackBuf  [headerSize]byte
-	lastErr uint64 // opID of the last put rejected, to report it once
+	rxNext       uint64
+	rxBits       [rxWindow / 64]uint64
+	ackDue       bool      // our acknowledgement state has news for it
+	ackNow       bool      // ... that should not wait for a datagram going its way
+	ackAt        time.Time // when a delayed acknowledgement must go out at the latest
+	unacked      int       // datagrams accepted since our state last went out
+	unackedBytes int       // and their bytes
+	ackBuf       [headerSize]byte
+	lastErr      uint64 // opID of the last put rejected, to report it once
 
 	// Send side.
 	nextSeq       uint64    // next sequence number to assign
@@ -39,19 +43,49 @@ type peer struct {
 	srtt, rttvar time.Duration
 	rto          time.Duration
 
-	lastHeard time.Time // when a datagram from it last arrived
+	lastHeard    time.Time // when a datagram from it last arrived
+	lastProgress time.Time // when it last acknowledged something new
+}
+
+// dueAt is when d counts as lost without an acknowledgement. The clock
+// restarts whenever the peer acknowledges anything new (as TCP's
+// retransmission timer does): a burst of large datagrams takes the
+// receiver longer to drain than one round trip, and a datagram that waits
+// behind others it is still taking is not lost. A real loss shows as a
+// hole that later datagrams' selective acknowledgements reveal, or as no
+// progress for a whole timeout.
+func (p *peer) dueAt(d *dgram) time.Time {
+	t := d.sentAt
+	if p.lastProgress.After(t) {
+		t = p.lastProgress
+	}
+	return t.Add(d.rto)
 }
 
 // dgram is a reliable datagram until it is acknowledged.
 type dgram struct {
 	seq       uint64
-	buf       []byte
+	buf       []byte // header (and body, unless data holds it)
+	data      []byte // put fragment: the source memory itself, sent without a copy
 	sentAt    time.Time
 	firstSent time.Time
 	rto       time.Duration
 	retries   int
 	acked     bool
 	op        *op // put fragment: the put it belongs to
+}
+
+// size is the datagram's length on the wire.
+func (d *dgram) size() int { return len(d.buf) + len(d.data) }
+
+// own copies the source data of a fragment into the datagram: the put
+// ended before every fragment was acknowledged (its owner refused it), and
+// the program may reuse the memory while a retransmission is still due.
+func (d *dgram) own() {
+	if d.data != nil {
+		d.buf = append(d.buf[:len(d.buf):len(d.buf)], d.data...)
+		d.data = nil
+	}
 }
 
 type opKind uint8
@@ -100,6 +134,14 @@ type stream struct {
 
 func (p *peer) busy() bool {
 	return len(p.queue) > 0 || len(p.inflight) > 0 || len(p.streams) > 0
+}
+
+// fresh reports whether accept would take seq, without recording it.
+func (p *peer) fresh(seq uint64) bool {
+	if seq < p.rxNext || seq-p.rxNext >= rxWindow {
+		return false
+	}
+	return p.rxBits[(seq%rxWindow)/64]&(1<<(seq%64)) == 0
 }
 
 // accept records an arriving sequence number. It returns false for

@@ -105,6 +105,13 @@ func (e *endpoint) finish(o *op, val uint64, st core.Status) {
 	if o.stream != nil {
 		o.stream.cancelled = true
 	}
+	if o.kind == opPut && o.fragsLeft > 0 {
+		for _, d := range o.peer.inflight {
+			if d.op == o && !d.acked {
+				d.own()
+			}
+		}
+	}
 	e.completions = append(e.completions, completion{o.c, val, st.Err()})
 }
 
@@ -132,7 +139,7 @@ func (e *endpoint) flushLocked() {
 	now := time.Now()
 	keep := e.active[:0]
 	for _, p := range e.active {
-		for len(p.queue) > 0 && p.canSend(len(p.queue[0].buf)) {
+		for len(p.queue) > 0 && p.canSend(p.queue[0].size()) {
 			d := p.queue[0]
 			p.queue[0] = nil
 			p.queue = p.queue[1:]
@@ -159,16 +166,16 @@ func (e *endpoint) flushLocked() {
 func (e *endpoint) transmit(p *peer, d *dgram, now time.Time) {
 	d.sentAt, d.firstSent, d.rto = now, now, p.rto
 	p.inflight = append(p.inflight, d)
-	p.inflightBytes += len(d.buf)
+	p.inflightBytes += d.size()
 	e.stamp(p, d.buf)
-	e.out = append(e.out, packet{to: p.addr, data: d.buf})
+	e.out = append(e.out, packet{to: p.addr, data: d.buf, tail: d.data})
 	e.armCheck(now.Add(d.rto))
 }
 
 // stamp writes our current acknowledgement state for p into a datagram.
 func (e *endpoint) stamp(p *peer, b []byte) {
 	putAckState(b, p.rxNext, p.sack(), p.nextSeq)
-	p.ackDue = false
+	p.ackDue, p.ackNow, p.unacked, p.unackedBytes = false, false, 0, 0
 }
 
 // produce cuts fragments from p's streams while the window has room.
@@ -191,18 +198,23 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 		if !p.canSend(n) {
 			return
 		}
-		b := e.getBuf(n)
-		body := b[headerSize:]
-		d := &dgram{seq: p.nextSeq, buf: b}
+		d := &dgram{seq: p.nextSeq}
 		if s.typ == tPut {
+			// The data goes out straight from the source, which the engine
+			// keeps pinned until the put completes; a put that ends early
+			// copies what may still be retransmitted (dgram.own).
+			b := make([]byte, headerSize+putHeader)
+			body := b[headerSize:]
 			putFixedHeader(b, e.key, uint32(e.me), tPut, 0, p.nextSeq)
 			le.PutUint64(body[0:], s.opID)
 			le.PutUint64(body[8:], uint64(s.dstGA))
 			le.PutUint64(body[16:], s.size)
 			le.PutUint64(body[24:], s.off)
-			copy(body[putHeader:], bytesAt(unsafe.Add(s.src, s.off), chunk))
-			d.op = s.op
+			d.buf, d.data, d.op = b, bytesAt(unsafe.Add(s.src, s.off), chunk), s.op
 		} else {
+			b := e.getBuf(n)
+			body := b[headerSize:]
+			d.buf = b
 			src, r, st := e.host.Acquire(s.srcGA, s.size)
 			if st != core.StatusOK {
 				// The memory was unregistered while we served the get.
@@ -225,27 +237,51 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 	}
 }
 
-// owe notes that p is owed an acknowledgement.
-func (e *endpoint) owe(p *peer) {
+// owe notes that p is owed an acknowledgement: at once when urgent,
+// otherwise within the acknowledgement delay. A lone request is usually
+// answered sooner than that (a put pingpong, an atomic, a barrier round),
+// and the answer carries the acknowledgement: one datagram instead of two,
+// and no system call on the way to the application.
+func (e *endpoint) owe(p *peer, now time.Time, urgent bool) {
 	if !p.ackDue {
 		p.ackDue = true
+		p.ackAt = now.Add(e.ackDelay)
 		e.owed = append(e.owed, p)
+	}
+	if urgent || e.ackDelay == 0 {
+		p.ackNow = true
 	}
 }
 
-// sendAcks sends a pure acknowledgement to every peer still owed one (the
-// others got theirs on a datagram that went their way).
+// sendAcks sends a pure acknowledgement to every peer owed one that is
+// urgent or due (the others got theirs on a datagram that went their way,
+// or still wait for one).
 func (e *endpoint) sendAcks() {
+	if len(e.owed) == 0 {
+		return
+	}
+	var now time.Time
+	keep := e.owed[:0]
 	for _, p := range e.owed {
 		if !p.ackDue {
 			continue
+		}
+		if !p.ackNow {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			if now.Before(p.ackAt) {
+				keep = append(keep, p)
+				e.armCheck(p.ackAt)
+				continue
+			}
 		}
 		putFixedHeader(p.ackBuf[:], e.key, uint32(e.me), tAck, 0, 0)
 		e.stamp(p, p.ackBuf[:])
 		e.out = append(e.out, packet{to: p.addr, data: p.ackBuf[:]})
 	}
-	clear(e.owed)
-	e.owed = e.owed[:0]
+	clear(e.owed[len(keep):])
+	e.owed = keep
 }
 
 func (e *endpoint) sendOut() {
@@ -293,11 +329,22 @@ func (e *endpoint) handle(b []byte, now time.Time) {
 		return
 	}
 	before := p.rxNext
-	e.owe(p)
 	if !p.accept(h.seq) {
+		// A duplicate (our acknowledgement was lost), or beyond the window:
+		// the sender is retransmitting, tell it where we are now.
+		e.owe(p, now, true)
 		e.stats.dropped.Add(1)
-		return // a duplicate (our acknowledgement was lost), or beyond the window
+		return
 	}
+	// Acknowledge a gap at once (the sender may retransmit sooner), and a
+	// stream every quarter of the largest window a sender keeps in flight
+	// to us (half our receive buffer) so that it never waits for one; the
+	// rest may wait for an answer to ride on, which keeps a pingpong's
+	// waiting threads waiting for the answer, where they receive it
+	// themselves.
+	p.unacked++
+	p.unackedBytes += len(b)
+	e.owe(p, now, h.seq != before || p.unacked >= ackEvery || p.unackedBytes >= e.sock.rcvbuf/8)
 	e.dispatch(p, h, b[headerSize:])
 	if p.rxNext != before && len(p.waitMark) > 0 {
 		e.releaseMarks(p)
@@ -313,6 +360,16 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		}
 		id, dst, size, off := le.Uint64(body), core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
 		data := body[putHeader:]
+		if e.placed >= 0 {
+			// recvPlaced checked it all and wrote the data already.
+			e.landed = true
+			e.rxPartial = off+uint64(e.placed) < size
+			return
+		}
+		e.rxPartial = off <= size && uint64(len(data)) < size-off
+		if len(data) >= placeMin {
+			e.rxBulk = true
+		}
 		st := core.StatusBadRequest
 		if off <= size && uint64(len(data)) <= size-off {
 			// The whole operation's range is checked with every fragment, so
@@ -405,12 +462,13 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 			return
 		}
 		d.acked = true
-		p.inflightBytes -= len(d.buf)
+		p.lastProgress = now
+		p.inflightBytes -= d.size()
 		if d.retries == 0 {
 			p.updateRTT(now.Sub(d.sentAt))
 		}
 		// Additive increase: about one datagram per round trip.
-		p.cwnd = min(p.cwnd+max(len(d.buf)*len(d.buf)/max(p.cwnd, 1), 1), p.maxWindow)
+		p.cwnd = min(p.cwnd+max(d.size()*d.size()/max(p.cwnd, 1), 1), p.maxWindow)
 		if o := d.op; o != nil && !o.done {
 			o.fragsLeft--
 			o.mark = max(o.mark, h.txMark)
@@ -485,7 +543,7 @@ func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
 	d.rto = min(d.rto*2, maxRTO)
 	d.sentAt = now
 	e.stamp(p, d.buf)
-	e.out = append(e.out, packet{to: p.addr, data: d.buf})
+	e.out = append(e.out, packet{to: p.addr, data: d.buf, tail: d.data})
 	e.armCheck(now.Add(d.rto))
 }
 
@@ -505,11 +563,11 @@ func (e *endpoint) checkTimers(now time.Time) {
 				}
 				continue
 			}
-			if due := d.sentAt.Add(d.rto); !due.After(now) {
+			if due := p.dueAt(d); !due.After(now) {
 				e.retransmit(p, d, now)
 				lost = true
 			}
-			if due := d.sentAt.Add(d.rto); due.Before(next) {
+			if due := p.dueAt(d); due.Before(next) {
 				next = due
 			}
 		}
@@ -548,10 +606,24 @@ func (e *endpoint) checkTimers(now time.Time) {
 func (e *endpoint) progress() bool {
 	worked := false
 	if e.rxMu.TryLock() {
-		n, err := e.conn.recv(e.rxBufs, e.rxSizes)
-		if n > 0 {
+		var n int
+		var err error
+		placed, none := false, false
+		if e.rxBulk {
+			placed, none = e.recvPlaced()
+		}
+		if !placed && !none {
+			n, err = e.conn.recv(e.rxBufs, e.rxSizes)
+		}
+		if placed || n > 0 {
 			now := time.Now()
 			e.mu.Lock()
+			if placed {
+				e.handle(e.placedHdr[:], now)
+				e.placed = -1
+				e.placedReg.Release()
+				e.placedReg = nil
+			}
 			for i := 0; i < n; i++ {
 				e.handle(e.rxBufs[i][:e.rxSizes[i]], now)
 			}
@@ -580,9 +652,56 @@ func (e *endpoint) progress() bool {
 	return worked
 }
 
+// recvPlaced receives the next datagram straight into its destination if
+// it is a large put fragment that will be executed: from this peer's
+// stream, not seen before, within bounds. Then handle finishes it with
+// placedHdr (e.placed is set). none: nothing waits.
+func (e *endpoint) recvPlaced() (placed, none bool) {
+	hdr := e.peekHdr[:]
+	n, size, err := e.conn.peek(hdr)
+	if err != nil || n == 0 {
+		return false, err == nil
+	}
+	h, ok := parseHeader(hdr[:n])
+	if !ok || n < len(hdr) || size-len(hdr) < placeMin || h.typ != tPut || !e.connected.Load() ||
+		h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
+		e.rxBulk = false
+		return false, false
+	}
+	body := hdr[headerSize:]
+	dst, total, off := core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
+	dataLen := uint64(size - len(hdr))
+	if off > total || dataLen > total-off {
+		return false, false
+	}
+	e.mu.Lock()
+	p := e.peers[h.src]
+	fresh := p != nil && p.fresh(h.seq)
+	e.mu.Unlock()
+	if !fresh {
+		return false, false // a duplicate: the copying path drops it
+	}
+	ptr, r, st := e.host.Acquire(dst, total)
+	if st != core.StatusOK {
+		return false, false // the copying path reports it
+	}
+	// This thread is the socket's only reader (rxMu): the datagram taken
+	// is the one peeked.
+	got, err := e.conn.recvInto(e.placedHdr[:], bytesAt(unsafe.Add(ptr, off), dataLen))
+	if err != nil || got != size || e.placedHdr != e.peekHdr {
+		r.Release()
+		return false, false
+	}
+	e.placed, e.placedReg = int(dataLen), r
+	return true, false
+}
+
 // progressLoop serves the job while the application computes: it polls
 // for a while after activity, then sleeps until a datagram arrives or a
-// retransmission is due.
+// timer (retransmission, delayed acknowledgement) is due. Polling, it
+// yields the CPU each turn: on a machine with as many busy threads as CPUs
+// it then gets the CPU at the application's next yield, where a sleeping
+// one waits to be woken and scheduled (tens of microseconds there).
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	last := time.Now()

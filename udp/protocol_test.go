@@ -154,7 +154,7 @@ func TestDuplicatedRequestsExecuteOnce(t *testing.T) {
 	assert.Eventually(t, func() bool { return hosts[1].atomics.Load() == 3 }, 5*time.Second, time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
 	assert.Equal(t, int64(3), hosts[1].atomics.Load(), "duplicates were executed")
-	assert.Equal(t, uint64(15), le.Uint64(hosts[1].mem[64:]))
+	assert.Equal(t, uint64(15), le.Uint64(received(eps[1], hosts[1], 64, 8)))
 }
 
 func TestOperationsAcrossAPairOfEndpoints(t *testing.T) {
@@ -167,7 +167,7 @@ func TestOperationsAcrossAPairOfEndpoints(t *testing.T) {
 	eps[0].Put(1, 1000, unsafe.Pointer(&src[0]), uint64(len(src)), w)
 	w.wait(t)
 	require.NoError(t, w.err)
-	assert.Equal(t, src, hosts[1].mem[1000:1000+len(src)])
+	assert.Equal(t, src, received(eps[1], hosts[1], 1000, len(src)))
 
 	dst := make([]byte, len(src))
 	w = newWait()
@@ -233,4 +233,75 @@ func TestWaitingForASilentPeerIsFatal(t *testing.T) {
 		"no fatal error for a peer that sends nothing while we wait for it")
 	assert.ErrorContains(t, hosts[0].fatals()[0], "rank 1")
 	assert.ErrorContains(t, hosts[0].fatals()[0], "nothing arrived")
+}
+
+// A lone datagram's acknowledgement waits for the answer and rides on it:
+// a put pingpong costs one datagram per message, and the first put
+// completes with the answer, long before the acknowledgement delay.
+func TestAcknowledgementRidesOnTheAnswer(t *testing.T) {
+	eps, hosts := pair(t, "udp-ack-delay", "2")
+	src := []byte{42}
+	w0 := newWait()
+	eps[0].Put(1, 100, unsafe.Pointer(&src[0]), 1, w0)
+	require.Eventually(t, func() bool { return received(eps[1], hosts[1], 100, 1)[0] == 42 },
+		5*time.Second, 10*time.Microsecond, "the put did not land")
+	w1 := newWait()
+	eps[1].Put(0, 200, unsafe.Pointer(&src[0]), 1, w1)
+	select {
+	case <-w0.ch:
+	case <-time.After(time.Second):
+		t.Fatal("the first put waited for the acknowledgement delay instead of the answer")
+	}
+	require.NoError(t, w0.err)
+	assert.Equal(t, int64(1), eps[1].stats.sent.Load(), "the answer and its acknowledgement travel as one datagram")
+	// Nothing more goes back: the second acknowledgement comes alone, late.
+	w1.wait(t)
+	require.NoError(t, w1.err)
+}
+
+// A large put lands in place (received straight into its destination) and
+// a duplicate of a fragment does not write again.
+func TestLargePutLandsOnceInPlace(t *testing.T) {
+	eps, hosts := pair(t)
+	src := make([]byte, 600000)
+	for i := range src {
+		src[i] = byte(i*13 + 1)
+	}
+	for round := 0; round < 3; round++ {
+		w := newWait()
+		eps[0].Put(1, 4096, unsafe.Pointer(&src[0]), uint64(len(src)), w)
+		w.wait(t)
+		require.NoError(t, w.err)
+		assert.Equal(t, src, received(eps[1], hosts[1], 4096, len(src)))
+	}
+	// A fragment of the last put again, after the memory changed: it was
+	// executed once already and must not write.
+	eps[0].mu.Lock()
+	p := eps[0].peers[1]
+	seq := p.nextSeq - 2
+	eps[0].mu.Unlock()
+	hdr := make([]byte, headerSize+putHeader)
+	putFixedHeader(hdr, 0x1234, 0, tPut, 0, seq)
+	putAckState(hdr, 1, 0, seq+1)
+	le.PutUint64(hdr[headerSize:], 1)
+	le.PutUint64(hdr[headerSize+8:], 4096)
+	le.PutUint64(hdr[headerSize+16:], uint64(len(src)))
+	le.PutUint64(hdr[headerSize+24:], 0)
+	eps[1].rxMu.Lock()
+	eps[1].rxBulk = true
+	eps[1].rxMu.Unlock()
+	eps[1].rxMu.Lock()
+	clear(hosts[1].mem[4096 : 4096+placeMin])
+	eps[1].rxMu.Unlock()
+	rawSend(t, eps[1], append(hdr, src[:placeMin]...))
+	assert.Eventually(t, func() bool { return eps[1].stats.dropped.Load() > 0 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, make([]byte, placeMin), received(eps[1], hosts[1], 4096, placeMin), "a duplicate fragment was written")
+}
+
+// received reads what peers wrote into a host's memory: every write happens
+// under the receiving endpoint's rxMu.
+func received(e *endpoint, h *fakeHost, off, n int) []byte {
+	e.rxMu.Lock()
+	defer e.rxMu.Unlock()
+	return append([]byte(nil), h.mem[off:off+n]...)
 }

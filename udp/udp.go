@@ -46,6 +46,8 @@ var Settings = []core.Setting{
 		Help: "largest datagram in bytes (0: 65000 between loopback addresses, 1472 otherwise; at least 1024)"},
 	{Name: "udp-faults", Kind: core.KindString, Default: "",
 		Help: "inject faults into sent datagrams for testing, e.g. loss=0.1,dup=0.05,reorder=0.1,seed=1"},
+	{Name: "udp-ack-delay", Kind: core.KindDuration, Default: "20us",
+		Help: "how long a lone datagram's acknowledgement may wait to ride on an answer (0: acknowledge at once)"},
 	{Name: "udp-addr", Kind: core.KindString, Default: "",
 		Help: "IPv4 address to bind and publish (default: the address used to reach the start-up rendezvous, else 127.0.0.1)"},
 }
@@ -63,20 +65,26 @@ const (
 	loopbackMTU   = 65000
 	networkMTU    = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
 	rxBufferBytes = 65536
+	ackEvery      = recvBatch // datagrams accepted before an acknowledgement goes out at once
+	placeMin      = 16 << 10  // put fragments from this size on are received in place
+	// streamWait is how long a waiting thread keeps taking the rest of a
+	// put after the last fragment arrived.
+	streamWait = 20 * time.Microsecond
 )
 
 type endpoint struct {
-	host    core.Host
-	me      int
-	n       int
-	conn    packetConn
-	sock    *socket
-	wakeFd  int
-	ip      net.IP
-	port    int
-	mtu     int // 0: automatic per peer
-	spin    time.Duration
-	timeout time.Duration
+	host     core.Host
+	me       int
+	n        int
+	conn     packetConn
+	sock     *socket
+	wakeFd   int
+	ip       net.IP
+	port     int
+	mtu      int // 0: automatic per peer
+	spin     time.Duration
+	timeout  time.Duration
+	ackDelay time.Duration
 
 	connected atomic.Bool
 	key       uint64
@@ -101,6 +109,15 @@ type endpoint struct {
 	rxMu    sync.Mutex
 	rxBufs  [][]byte
 	rxSizes []int
+	// Large put fragments are received straight into their destination
+	// while they keep coming (rxBulk): the header is peeked and checked
+	// first, then the data lands where it belongs without a copy of ours.
+	rxBulk    bool
+	peekHdr   [headerSize + putHeader]byte
+	placedHdr [headerSize + putHeader]byte
+	placed    int          // bytes of the datagram being handled already in place, or -1
+	placedReg *core.Region // the destination's pin while they are
+	rxPartial bool         // the last put fragment received was not its put's last
 
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
@@ -144,20 +161,22 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		return nil, err
 	}
 	e := &endpoint{
-		host:    cfg.Host,
-		me:      cfg.Peer,
-		n:       cfg.NPeers,
-		sock:    sock,
-		conn:    sock,
-		wakeFd:  wake,
-		ip:      ip,
-		port:    port,
-		mtu:     s.Int("udp-mtu"),
-		spin:    s.Duration("progress-spin"),
-		timeout: s.Duration("peer-timeout"),
-		peers:   make([]*peer, cfg.NPeers),
-		ops:     map[uint64]*op{},
-		done:    make(chan struct{}),
+		host:     cfg.Host,
+		me:       cfg.Peer,
+		n:        cfg.NPeers,
+		sock:     sock,
+		conn:     sock,
+		wakeFd:   wake,
+		ip:       ip,
+		port:     port,
+		mtu:      s.Int("udp-mtu"),
+		spin:     s.Duration("progress-spin"),
+		timeout:  s.Duration("peer-timeout"),
+		ackDelay: s.Duration("udp-ack-delay"),
+		peers:    make([]*peer, cfg.NPeers),
+		ops:      map[uint64]*op{},
+		done:     make(chan struct{}),
+		placed:   -1,
 	}
 	if e.mtu != 0 && e.mtu < 1024 {
 		e.close()
@@ -238,8 +257,33 @@ func (e *endpoint) peer(i int) *peer {
 	return p
 }
 
-// Poll implements core.Transport.
-func (e *endpoint) Poll() bool { return e.progress() }
+// Poll implements core.Transport. A waiting thread that received part of
+// a put (its own wait may end with the acknowledgement riding on the first
+// fragment) takes the rest too, which is on its way: the program may next
+// wait for that data without calling us, and the progress goroutine would
+// first have to get a CPU.
+func (e *endpoint) Poll() bool {
+	if !e.progress() {
+		return false
+	}
+	if e.partial() {
+		last := time.Now()
+		for e.partial() && time.Since(last) < streamWait {
+			if e.progress() {
+				last = time.Now()
+			}
+		}
+	}
+	return true
+}
+
+// partial reports whether the last put fragment received was not its put's
+// last.
+func (e *endpoint) partial() bool {
+	e.rxMu.Lock()
+	defer e.rxMu.Unlock()
+	return e.rxPartial
+}
 
 // Quiesce implements core.Transport.
 func (e *endpoint) Quiesce(deadline time.Time) error {
