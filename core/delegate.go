@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/binary"
+	"runtime"
 	"unsafe"
 )
 
@@ -41,6 +42,9 @@ func encodeDelegation(c *cmd) []byte {
 func (e *Engine) Deliver(peer int, msg []byte) {
 	if len(msg) == 0 {
 		return
+	}
+	for !e.routed.Load() {
+		runtime.Gosched()
 	}
 	switch {
 	case msg[0] == msgCopy && len(msg) == 33:

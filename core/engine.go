@@ -49,14 +49,19 @@ type Config struct {
 // Engine is one process's ACP basic layer: registration, the command queue
 // with its handles, local execution, delegation and the transports.
 type Engine struct {
-	cfg      Config
-	ex       Exchanger
-	layout   Layout
-	nprocs   int
-	phys     int          // our physical index
-	rank     atomic.Int64 // our logical rank (acp_rank)
-	log2phys []int32      // nil while logical == physical
-	phys2log []int32      // likewise
+	cfg    Config
+	ex     Exchanger
+	layout Layout
+	nprocs int
+	phys   int          // our physical index
+	rank   atomic.Int64 // our logical rank (acp_rank)
+	// routed is set once the routes are chosen. A peer's message can only
+	// arrive after that (the peer finished its start-up exchange, which
+	// needs ours), but through a socket: the flag makes the order one the
+	// Go memory model (and the race detector) sees.
+	routed   atomic.Bool
+	log2phys []int32 // nil while logical == physical
+	phys2log []int32 // likewise
 	regs     *RegTable
 	starters [NumStarters][]byte
 	colors   int
@@ -401,6 +406,7 @@ func (e *Engine) exchange() error {
 	if err := e.chooseRoutes(books); err != nil {
 		return err
 	}
+	e.routed.Store(true)
 	return e.bar.plan(e, book)
 }
 

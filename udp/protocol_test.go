@@ -253,7 +253,13 @@ func TestAcknowledgementRidesOnTheAnswer(t *testing.T) {
 		t.Fatal("the first put waited for the acknowledgement delay instead of the answer")
 	}
 	require.NoError(t, w0.err)
-	assert.Equal(t, int64(1), eps[1].stats.sent.Load(), "the answer and its acknowledgement travel as one datagram")
+	// Retransmissions aside (a slow run, such as under the race detector:
+	// the answer waits for its own late acknowledgement), unless the put
+	// was retransmitted meanwhile, whose duplicate is acknowledged at once.
+	if eps[0].stats.resent.Load() == 0 {
+		assert.Equal(t, int64(1), eps[1].stats.sent.Load()-eps[1].stats.resent.Load(),
+			"the answer and its acknowledgement travel as one datagram")
+	}
 	// Nothing more goes back: the second acknowledgement comes alone, late.
 	w1.wait(t)
 	require.NoError(t, w1.err)

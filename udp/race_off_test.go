@@ -1,0 +1,5 @@
+//go:build !race
+
+package udp
+
+const raceDetector = false
