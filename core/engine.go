@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,9 +462,9 @@ func (e *Engine) oversubscription(book AddressBook) {
 		}
 	}
 	local := len(pids)
-	if cpus := runtime.NumCPU(); local > cpus {
+	if cpus := hostCPUs(pids); local > cpus {
 		e.spin = 0
-		e.Logf(2, "%d processes on this host, %d CPU(s) for this one: waits yield the CPU at once", local, cpus)
+		e.Logf(2, "%d processes on this host, %d CPU(s) for them: waits yield the CPU at once", local, cpus)
 	}
 }
 
