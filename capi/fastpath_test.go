@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,25 @@ func TestFastPathTakesDirectMemory(t *testing.T) {
 	assert.False(t, fastCompleted(e, peer+1<<20, me), "beyond the peer's starter memory")
 	assert.False(t, fastCompleted(e, core.GANull, me), "ACP_GA_NULL")
 	w.Close()
+}
+
+// Over shared memory on one host the C path runs acp_sync itself, as long
+// as nothing is outstanding.
+func TestFastPathTakesSync(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		w := coretest.NewWorld(t, n, "shm")
+		w.Run(func(r int, e *core.Engine) error {
+			for i := 0; i < 50; i++ {
+				took, err := fastSynced(e)
+				if err != nil {
+					return err
+				}
+				if !took {
+					return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
+				}
+			}
+			return nil
+		})
+		w.Close()
+	}
 }

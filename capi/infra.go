@@ -173,6 +173,22 @@ func goacp_sync() C.int {
 	return 0
 }
 
+// goacp_sync_finish completes barrier ep, which the C fast path entered
+// and arrived in but stopped waiting for.
+//
+//export goacp_sync_finish
+func goacp_sync_finish(ep C.int64_t) C.int {
+	e := lib.engine.Load()
+	if e == nil {
+		return -1
+	}
+	if err := e.FinishSync(uint64(ep)); err != nil {
+		e.Logf(1, "acp_sync(): %v", err)
+		return -1
+	}
+	return 0
+}
+
 //export goacp_rank
 func goacp_rank() C.int {
 	e := engineFor("acp_rank")

@@ -3,8 +3,8 @@ package core
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -42,8 +42,9 @@ const (
 const maxRounds = 64
 
 type barrier struct {
-	run   sync.Mutex // one barrier at a time per process
-	epoch uint64
+	// The lock (one barrier at a time per process) and the epoch live in
+	// the fast state, so that the C fast path and Go take turns.
+	f *fastState
 
 	// Hierarchical plan (hier false: a flat dissemination over everybody).
 	hier    bool
@@ -57,6 +58,25 @@ type barrier struct {
 	words   [maxRounds]uint64
 	pending atomic.Int64
 }
+
+// lock takes the barrier's lock, shared with the C side. It may be held
+// for a whole barrier, so waiters let other goroutines and threads run.
+func (b *barrier) lock() {
+	w := (*int32)(unsafe.Pointer(&b.f.mem[fastBarLock]))
+	for i := 0; !atomic.CompareAndSwapInt32(w, 0, 1); i++ {
+		if i > 64 {
+			Yield()
+		}
+	}
+	raceAcquire()
+}
+
+func (b *barrier) unlock() {
+	raceRelease()
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&b.f.mem[fastBarLock])), 0)
+}
+
+func (b *barrier) epoch() *atomic.Uint64 { return b.f.u64(fastBarEpoch) }
 
 // barrierPut completes one barrier write sent through a transport.
 type barrierPut struct{ b *barrier }
@@ -100,7 +120,33 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	}
 	b.hier = !bytes.Contains(all, []byte{0})
 	e.Logf(2, "barrier: %s (%d host(s), %d process(es) on this one)", map[bool]string{true: "hierarchical", false: "dissemination over all processes"}[b.hier], len(b.leaders), b.locals)
+	b.publish(e)
 	return nil
+}
+
+// publish tells the C fast path whether it may run the barrier: when our
+// part of it is a store and a wait in mapped memory, so a process of a
+// host's group, or the leader of the only host.
+func (b *barrier) publish(e *Engine) {
+	f := b.f
+	f.u32(fastBarOn).Store(0)
+	if e.nprocs == 1 || !b.hier || (b.leader == e.phys && len(b.leaders) > 1) {
+		return
+	}
+	arrive, release := b.arrive, b.release
+	leader := uint32(0)
+	if b.leader == e.phys {
+		arrive = unsafe.Pointer(&e.starters[SegEngine][areaArrive])
+		release = unsafe.Pointer(&e.starters[SegEngine][areaRelease])
+		leader = 1
+	}
+	f.u32(fastBarLeader).Store(leader)
+	f.u32(fastBarLocals).Store(uint32(b.locals))
+	f.u64(fastBarArrive).Store(uint64(uintptr(arrive)))
+	f.u64(fastBarRelease).Store(uint64(uintptr(release)))
+	f.u64(fastBarSpin).Store(uint64(e.spin))
+	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
+	f.u32(fastBarOn).Store(1)
 }
 
 // barrier waits until every process entered the same barrier.
@@ -109,20 +155,30 @@ func (e *Engine) barrier() error {
 		return nil
 	}
 	b := &e.bar
-	b.run.Lock()
-	defer b.run.Unlock()
+	b.lock()
 	// The previous barrier's puts must be out before their words change.
 	if b.pending.Load() != 0 {
 		e.waitUntil(func() bool { return b.pending.Load() == 0 })
 	}
-	b.epoch++
-	ep := b.epoch
+	ep := b.epoch().Add(1)
+	if b.hier && e.phys != b.leader {
+		atomic.AddUint64((*uint64)(b.arrive), 1)
+	}
+	return e.FinishSync(ep)
+}
+
+// FinishSync completes barrier ep, which this process entered (holding the
+// barrier's lock, and, outside the host's leader, having arrived), and
+// releases the lock: the second half of barrier, and how a C fast path
+// that waited long enough hands a barrier over.
+func (e *Engine) FinishSync(ep uint64) error {
+	b := &e.bar
+	defer b.unlock()
 	if !b.hier {
 		e.disseminate(ep, nil)
 		return nil
 	}
 	if e.phys != b.leader {
-		atomic.AddUint64((*uint64)(b.arrive), 1)
 		rel := (*uint64)(b.release)
 		if atomic.LoadUint64(rel) < ep {
 			e.waitUntil(func() bool { return atomic.LoadUint64(rel) >= ep })

@@ -148,6 +148,7 @@ func New(cfg Config) (*Engine, error) {
 		e.freeStarters()
 		return nil, err
 	}
+	e.bar.f = e.q.fast
 
 	if err := e.exchange(); err != nil {
 		// The caller owns the exchanger and closes it on failure.
