@@ -220,16 +220,12 @@ int64_t acpfast_sync(void *state)
     uint64_t *arrive = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_ARRIVE));
     uint64_t *release = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_RELEASE));
     uint64_t spin = LOAD(U64(f, ACPF_BAR_SPIN)), yield = LOAD(U64(f, ACPF_BAR_YIELD));
-    if (LOAD(U32(f, ACPF_BAR_LEADER)) == 0) {
-        __atomic_fetch_add(arrive, 1, __ATOMIC_SEQ_CST);
-        if (!await(release, ep, spin, yield))
-            return (int64_t)ep;
-    } else {
-        /* The only host's leader: everybody arrived, then release. */
-        if (!await(arrive, ep * (LOAD(U32(f, ACPF_BAR_LOCALS)) - 1), spin, yield))
-            return (int64_t)ep;
+    /* Arrive; on the only host the last arrival releases (core barrier). */
+    uint64_t n = __atomic_add_fetch(arrive, 1, __ATOMIC_SEQ_CST);
+    if (LOAD(U32(f, ACPF_BAR_LAST)) && n == ep * LOAD(U32(f, ACPF_BAR_LOCALS)))
         __atomic_store_n(release, ep, __ATOMIC_SEQ_CST);
-    }
+    else if (!await(release, ep, spin, yield))
+        return (int64_t)ep;
     __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
     return 0;
 }

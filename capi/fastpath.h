@@ -34,7 +34,7 @@
 #define ACPF_WIN_LEN     248
 #define ACPF_BAR_LOCK    256
 #define ACPF_BAR_ON      260
-#define ACPF_BAR_LEADER  264
+#define ACPF_BAR_LAST    264
 #define ACPF_BAR_LOCALS  268
 #define ACPF_BAR_EPOCH   272
 #define ACPF_BAR_ARRIVE  280

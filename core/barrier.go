@@ -22,11 +22,13 @@ import (
 
 // Within a host whose processes map each other's memory the barrier is
 // hierarchical: every process adds one to a counter of the host's leader
-// (its lowest process) and waits for the leader's release word; the leader
-// waits for the others' arrivals, runs the dissemination barrier with the
-// other hosts' leaders, and releases. A process then only has to run once
-// to arrive and once to leave, which matters when a host has more
-// processes than CPUs.
+// (its lowest process) and waits for the leader's release word. On the
+// only host the process whose arrival completes the count releases; with
+// several hosts the leader waits for the count, runs the dissemination
+// barrier with the other hosts' leaders, and releases. A process then only
+// has to run once to arrive and once to leave, and nobody has to run after
+// the last arrival before the others may leave, which matters when a host
+// has more processes than CPUs.
 
 // engineAreaSize is the size of every process's engine area (SegEngine).
 const engineAreaSize = 4096
@@ -34,7 +36,7 @@ const engineAreaSize = 4096
 // Engine area layout: dissemination slots, then the leader's words, each on
 // a cache line of its own.
 const (
-	areaArrive  = 8 * maxRounds    // leader: arrivals of the host's other processes
+	areaArrive  = 8 * maxRounds    // leader: arrivals of the host's processes
 	areaRelease = 8*maxRounds + 64 // leader: last barrier epoch released
 )
 
@@ -51,8 +53,8 @@ type barrier struct {
 	leader  int            // physical index of our host's leader
 	locals  int            // processes on our host
 	leaders []int          // every host's leader, by physical index
-	arrive  unsafe.Pointer // the leader's arrival counter, mapped here
-	release unsafe.Pointer // the leader's release word, mapped here
+	arrive  unsafe.Pointer // the leader's arrival counter (mapped here, or ours)
+	release unsafe.Pointer // the leader's release word (mapped here, or ours)
 	// words are the sources of puts to peers that are not mapped; a word
 	// is rewritten only after its previous put completed.
 	words   [maxRounds]uint64
@@ -106,6 +108,8 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	}
 	b.leader = first[node(e.phys)]
 	ok := byte(1)
+	b.arrive = unsafe.Pointer(&e.starters[SegEngine][areaArrive])
+	b.release = unsafe.Pointer(&e.starters[SegEngine][areaRelease])
 	if b.leader != e.phys {
 		area := e.layout.Encode(e.rankOfPeer(b.leader), 0, SegEngine, 0)
 		b.arrive = e.mapped(b.leader, area+areaArrive, 8)
@@ -125,29 +129,29 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 }
 
 // publish tells the C fast path whether it may run the barrier: when our
-// part of it is a store and a wait in mapped memory, so a process of a
-// host's group, or the leader of the only host.
+// part of it is an arrival and a wait in mapped memory, so anywhere but on
+// the leader of one of several hosts.
 func (b *barrier) publish(e *Engine) {
 	f := b.f
 	f.u32(fastBarOn).Store(0)
-	if e.nprocs == 1 || !b.hier || (b.leader == e.phys && len(b.leaders) > 1) {
+	if e.nprocs == 1 || !b.hier || b.leaderWork(e) {
 		return
 	}
-	arrive, release := b.arrive, b.release
-	leader := uint32(0)
-	if b.leader == e.phys {
-		arrive = unsafe.Pointer(&e.starters[SegEngine][areaArrive])
-		release = unsafe.Pointer(&e.starters[SegEngine][areaRelease])
-		leader = 1
-	}
-	f.u32(fastBarLeader).Store(leader)
 	f.u32(fastBarLocals).Store(uint32(b.locals))
-	f.u64(fastBarArrive).Store(uint64(uintptr(arrive)))
-	f.u64(fastBarRelease).Store(uint64(uintptr(release)))
+	last := uint32(0)
+	if len(b.leaders) == 1 {
+		last = 1
+	}
+	f.u32(fastBarLast).Store(last)
+	f.u64(fastBarArrive).Store(uint64(uintptr(b.arrive)))
+	f.u64(fastBarRelease).Store(uint64(uintptr(b.release)))
 	f.u64(fastBarSpin).Store(uint64(e.spin))
 	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
 	f.u32(fastBarOn).Store(1)
 }
+
+// leaderWork: this process leads its host in a barrier among hosts.
+func (b *barrier) leaderWork(e *Engine) bool { return b.leader == e.phys && len(b.leaders) > 1 }
 
 // barrier waits until every process entered the same barrier.
 func (e *Engine) barrier() error {
@@ -161,14 +165,19 @@ func (e *Engine) barrier() error {
 		e.waitUntil(func() bool { return b.pending.Load() == 0 })
 	}
 	ep := b.epoch().Add(1)
-	if b.hier && e.phys != b.leader {
-		atomic.AddUint64((*uint64)(b.arrive), 1)
+	if b.hier {
+		last := atomic.AddUint64((*uint64)(b.arrive), 1) == ep*uint64(b.locals)
+		if last && len(b.leaders) == 1 {
+			atomic.StoreUint64((*uint64)(b.release), ep)
+			b.unlock()
+			return nil
+		}
 	}
 	return e.FinishSync(ep)
 }
 
 // FinishSync completes barrier ep, which this process entered (holding the
-// barrier's lock, and, outside the host's leader, having arrived), and
+// barrier's lock, and in a hierarchical barrier having arrived), and
 // releases the lock: the second half of barrier, and how a C fast path
 // that waited long enough hands a barrier over.
 func (e *Engine) FinishSync(ep uint64) error {
@@ -178,24 +187,22 @@ func (e *Engine) FinishSync(ep uint64) error {
 		e.disseminate(ep, nil)
 		return nil
 	}
-	if e.phys != b.leader {
+	if !b.leaderWork(e) {
 		rel := (*uint64)(b.release)
 		if atomic.LoadUint64(rel) < ep {
 			e.waitUntil(func() bool { return atomic.LoadUint64(rel) >= ep })
 		}
 		return nil
 	}
-	// The leader: everybody of this host arrived (the counter only grows),
-	// then the other hosts' leaders, then release.
-	arrived := (*uint64)(unsafe.Pointer(&e.starters[SegEngine][areaArrive]))
-	want := ep * uint64(b.locals-1)
+	// The leader of one of several hosts: everybody of this host arrived
+	// (the counter only grows), then the other hosts' leaders, then release.
+	arrived := (*uint64)(b.arrive)
+	want := ep * uint64(b.locals)
 	if atomic.LoadUint64(arrived) < want {
 		e.waitUntil(func() bool { return atomic.LoadUint64(arrived) >= want })
 	}
-	if len(b.leaders) > 1 {
-		e.disseminate(ep, b.leaders)
-	}
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&e.starters[SegEngine][areaRelease])), ep)
+	e.disseminate(ep, b.leaders)
+	atomic.StoreUint64((*uint64)(b.release), ep)
 	return nil
 }
 

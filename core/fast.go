@@ -36,7 +36,7 @@ const (
 	fastWinLen     = 248 // uint32: ranks in the starter table
 	fastBarLock    = 256 // int32: one barrier at a time per process (C and Go)
 	fastBarOn      = 260 // uint32: the C side may run the barrier
-	fastBarLeader  = 264 // uint32: 1 on the host's leader
+	fastBarLast    = 264 // uint32: 1 when the last arrival releases (one host)
 	fastBarLocals  = 268 // uint32: processes on this host
 	fastBarEpoch   = 272 // uint64: last barrier entered (under fastBarLock)
 	fastBarArrive  = 280 // uint64: address of the leader's arrival counter
