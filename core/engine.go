@@ -676,6 +676,11 @@ func (e *Engine) Abort(msg string) {
 	e.cfg.Exit(255)
 }
 
+// SpinTime is how long a wait should poll busy before it gives the CPU
+// away (--acp-progress-spin; 0 when this host's processes outnumber its
+// CPUs), for waits outside the engine that follow its policy.
+func (e *Engine) SpinTime() time.Duration { return e.spin }
+
 // Sync completes this process's outstanding operations, then waits for
 // every process (acp_sync).
 func (e *Engine) Sync() error {
