@@ -229,3 +229,9 @@ int64_t acpfast_sync(void *state)
     __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
     return 0;
 }
+
+uint64_t acpfast_spin(void)
+{
+    char *f = state_of(NULL);
+    return f ? LOAD(U64(f, ACPF_BAR_SPIN)) : 0;
+}

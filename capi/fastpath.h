@@ -65,4 +65,7 @@ int acpfast_done(void *state, acp_handle_t handle);
  * (core Engine.FinishSync), which also releases the barrier's lock. */
 int64_t acpfast_sync(void *state);
 
+/* How long waits spin before they yield, in ns (core Engine.SpinTime). */
+uint64_t acpfast_spin(void);
+
 #endif

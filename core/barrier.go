@@ -134,6 +134,7 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 func (b *barrier) publish(e *Engine) {
 	f := b.f
 	f.u32(fastBarOn).Store(0)
+	f.u64(fastBarSpin).Store(uint64(e.spin)) // channel waits in C use it too
 	if e.nprocs == 1 || !b.hier || b.leaderWork(e) {
 		return
 	}
@@ -145,7 +146,6 @@ func (b *barrier) publish(e *Engine) {
 	f.u32(fastBarLast).Store(last)
 	f.u64(fastBarArrive).Store(uint64(uintptr(b.arrive)))
 	f.u64(fastBarRelease).Store(uint64(uintptr(b.release)))
-	f.u64(fastBarSpin).Store(uint64(e.spin))
 	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
 	f.u32(fastBarOn).Store(1)
 }

@@ -634,6 +634,17 @@ func (e *Engine) QueryAddress(ga GA) (unsafe.Pointer, error) {
 	return p, nil
 }
 
+// Direct returns where [ga, ga+n) of another process's starter memory is
+// mapped in this one, or nil: a plain store there is that process's
+// memory changing, with the CPU's ordering, as long as the engine runs.
+func (e *Engine) Direct(ga GA, n uint64) unsafe.Pointer {
+	r := e.layout.Rank(ga)
+	if r < 0 || r == e.Rank() || e.layout.Seg(ga) > SegStarterDL {
+		return nil
+	}
+	return e.mapped(e.peerOf(r), ga, n)
+}
+
 // QueryRank returns the rank owning ga, or -1.
 func (e *Engine) QueryRank(ga GA) int { return e.layout.Rank(ga) }
 

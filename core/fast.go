@@ -41,7 +41,7 @@ const (
 	fastBarEpoch   = 272 // uint64: last barrier entered (under fastBarLock)
 	fastBarArrive  = 280 // uint64: address of the leader's arrival counter
 	fastBarRelease = 288 // uint64: address of the leader's release word
-	fastBarSpin    = 296 // uint64: ns a wait spins before it yields (--acp-progress-spin; 0 when oversubscribed)
+	fastBarSpin    = 296 // uint64: ns a wait spins before it yields (--acp-progress-spin; 0 when oversubscribed), set for every engine
 	fastBarYield   = 304 // uint64: ns a wait then yields before it sleeps (yieldPhase)
 	fastTable      = 512 // per table rank: 3 × (base u64, size u64)
 	fastEntrySize  = 48
