@@ -41,6 +41,9 @@
 #define ACPF_BAR_RELEASE 288
 #define ACPF_BAR_SPIN    296
 #define ACPF_BAR_YIELD   304
+#define ACPF_BAR_ROUNDS  312
+#define ACPF_BAR_MINE    320
+#define ACPF_BAR_PEERS   328
 #define ACPF_TABLE       512
 #define ACPF_ENTRY_SIZE  48
 #define ACPF_MAX_WINDOW  4096

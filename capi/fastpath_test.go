@@ -42,10 +42,16 @@ func TestFastPathTakesDirectMemory(t *testing.T) {
 }
 
 // Over shared memory on one host the C path runs acp_sync itself, as long
-// as nothing is outstanding.
+// as nothing is outstanding: both the flat dissemination and the
+// hierarchical barrier (chosen when waits do not spin, as on an
+// oversubscribed host).
 func TestFastPathTakesSync(t *testing.T) {
-	for _, n := range []int{2, 3} {
-		w := coretest.NewWorld(t, n, "shm")
+	for _, c := range []struct {
+		n        int
+		settings []string
+	}{{2, nil}, {3, nil}, {2, []string{"progress-spin=0"}}, {3, []string{"progress-spin=0"}}} {
+		n := c.n
+		w := coretest.NewWorld(t, n, "shm", c.settings...)
 		w.Run(func(r int, e *core.Engine) error {
 			for i := 0; i < 50; i++ {
 				took, err := fastSynced(e)

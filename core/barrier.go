@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -55,6 +54,9 @@ type barrier struct {
 	leaders []int          // every host's leader, by physical index
 	arrive  unsafe.Pointer // the leader's arrival counter (mapped here, or ours)
 	release unsafe.Pointer // the leader's release word (mapped here, or ours)
+	// flat are the slots this process writes in each round of a flat
+	// dissemination among the processes of one host, mapped here.
+	flat []unsafe.Pointer
 	// words are the sources of puts to peers that are not mapped; a word
 	// is rewritten only after its previous put completed.
 	words   [maxRounds]uint64
@@ -118,11 +120,41 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 			ok = 0
 		}
 	}
-	all, err := e.ex.AllGather([]byte{ok})
+	// On one host with a CPU for every process a flat dissemination whose
+	// rounds are plain stores into mapped slots is quickest: each round is
+	// one cache line from one process to another, all in parallel, where
+	// the hierarchical barrier passes the leader's lines from each process
+	// to the next. With more processes than CPUs the hierarchical barrier,
+	// which needs every process to run only once to arrive, wins.
+	flat := byte(0)
+	b.flat = b.flat[:0]
+	if len(b.leaders) == 1 && e.spin > 0 {
+		flat = 1
+		for round, dist := 0, 1; dist < e.nprocs; round, dist = round+1, dist*2 {
+			to := (e.phys + dist) % e.nprocs
+			p := e.mapped(to, e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*round)), 8)
+			if p == nil {
+				flat = 0
+				break
+			}
+			b.flat = append(b.flat, p)
+		}
+	}
+	all, err := e.ex.AllGather([]byte{ok, flat})
 	if err != nil {
 		return fmt.Errorf("start-up exchange failed: %v", err)
 	}
-	b.hier = !bytes.Contains(all, []byte{0})
+	b.hier = true
+	allFlat := true
+	for p := 0; p < e.nprocs; p++ {
+		b.hier = b.hier && all[2*p] == 1
+		allFlat = allFlat && all[2*p+1] == 1
+	}
+	if allFlat {
+		b.hier = false
+	} else {
+		b.flat = nil
+	}
 	e.Logf(2, "barrier: %s (%d host(s), %d process(es) on this one)", map[bool]string{true: "hierarchical", false: "dissemination over all processes"}[b.hier], len(b.leaders), b.locals)
 	b.publish(e)
 	return nil
@@ -135,6 +167,16 @@ func (b *barrier) publish(e *Engine) {
 	f := b.f
 	f.u32(fastBarOn).Store(0)
 	f.u64(fastBarSpin).Store(uint64(e.spin)) // channel waits in C use it too
+	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
+	if e.nprocs > 1 && !b.hier && len(b.flat) > 0 && len(b.flat) <= fastBarMaxRounds {
+		f.u64(fastBarMine).Store(uint64(uintptr(unsafe.Pointer(e.slot(0)))))
+		for i, p := range b.flat {
+			f.u64(fastBarPeers + 8*i).Store(uint64(uintptr(p)))
+		}
+		f.u32(fastBarRounds).Store(uint32(len(b.flat)))
+		f.u32(fastBarOn).Store(1)
+		return
+	}
 	if e.nprocs == 1 || !b.hier || b.leaderWork(e) {
 		return
 	}
@@ -146,7 +188,6 @@ func (b *barrier) publish(e *Engine) {
 	f.u32(fastBarLast).Store(last)
 	f.u64(fastBarArrive).Store(uint64(uintptr(b.arrive)))
 	f.u64(fastBarRelease).Store(uint64(uintptr(b.release)))
-	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
 	f.u32(fastBarOn).Store(1)
 }
 
