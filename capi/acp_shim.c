@@ -6,7 +6,7 @@
  * one against the public prototype; cgo alone cannot write some of the
  * header's types (const char*).
  *
- * Copies, atomics and completion checks first try the C fast path
+ * Copies, atomics, completion checks and acp_sync first try the C fast path
  * (fastpath.c), which finishes operations on directly reachable memory
  * without entering Go, and otherwise forwards.
  */
@@ -18,7 +18,13 @@ int acp_init(int *argc, char ***argv) { return goacp_init(argc, argv); }
 int acp_finalize(void) { return goacp_finalize(); }
 int acp_reset(int rank) { return goacp_reset(rank); }
 void acp_abort(const char* str) { goacp_abort((char *)str); }
-int acp_sync(void) { return goacp_sync(); }
+int acp_sync(void)
+{
+    int64_t ep = acpfast_sync(NULL);
+    if (ep == 0)
+        return 0;
+    return ep > 0 ? goacp_sync_finish(ep) : goacp_sync();
+}
 int acp_rank(void) { return goacp_rank(); }
 int acp_procs(void) { return goacp_procs(); }
 acp_ga_t acp_query_starter_ga(int rank) { return goacp_query_starter_ga(rank); }

@@ -57,7 +57,29 @@ func (o fastOps) Inquire(h core.Handle) bool {
 	return o.e.Inquire(h)
 }
 
+func (o fastOps) Sync() error {
+	switch ep := C.acpfast_sync(o.state()); {
+	case ep == 0:
+		return nil
+	case ep > 0:
+		return o.e.FinishSync(uint64(ep))
+	}
+	return o.e.Sync()
+}
+
 // fastCompleted reports whether the C path completed an 8-byte copy (tests).
 func fastCompleted(e *core.Engine, dst, src core.GA) bool {
 	return C.acpfast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), 8, 0) != 0
+}
+
+// fastSynced runs acp_sync through the C path only and reports whether it
+// took the barrier (tests).
+func fastSynced(e *core.Engine) (bool, error) {
+	switch ep := C.acpfast_sync(e.FastState()); {
+	case ep == 0:
+		return true, nil
+	case ep > 0:
+		return true, e.FinishSync(uint64(ep))
+	}
+	return false, e.Sync()
 }

@@ -1,9 +1,11 @@
 /*
  * fastpath.c - see fastpath.h. The rules mirror core/queue.go's readyNow
- * and completed, and core/atomic.go's ApplyAtomic.
+ * and completed, core/atomic.go's ApplyAtomic, and core/barrier.go's
+ * hierarchical barrier and core/queue.go's waitUntil for acp_sync.
  */
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "fastpath.h"
 
@@ -172,4 +174,82 @@ int acpfast_done(void *state, acp_handle_t h)
     else if (h <= 0 || h > issued)
         return 1; /* NULL, garbage and never-issued handles: nothing to wait for */
     return done >= target;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether *w reached want within the wait's busy and yielding phases
+ * (core waitUntil's first two): spin for spin ns (0: oversubscribed, the
+ * awaited process needs this CPU), then yield for yield ns more. After
+ * that the ordinary path sleeps. */
+static int await(uint64_t *w, uint64_t want, uint64_t spin, uint64_t yield)
+{
+    /* The clock costs tens of nanoseconds: look a while before reading it. */
+    for (int i = 0; i < 256; i++)
+        if (LOAD(w) >= want)
+            return 1;
+    uint64_t start = now_ns();
+    for (uint32_t i = 1;; i++) {
+        if (LOAD(w) >= want)
+            return 1;
+        if ((spin == 0 || (i & 63) == 0) && now_ns() - start >= spin)
+            break;
+    }
+    for (uint32_t i = 1;; i++) {
+        sched_yield();
+        if (LOAD(w) >= want)
+            return 1;
+        if ((i & 15) == 0 && now_ns() - start >= spin + yield)
+            return 0;
+    }
+}
+
+int64_t acpfast_sync(void *state)
+{
+    char *f = state_of(state);
+    if (f == NULL || LOAD(U32(f, ACPF_BAR_ON)) == 0)
+        return -1;
+    /* acp_sync completes our operations first: here only when there are none. */
+    if (LOAD(I64(f, ACPF_DONE)) != LOAD(I64(f, ACPF_ISSUED)))
+        return -1;
+    int32_t zero = 0, *lk = (int32_t *)(f + ACPF_BAR_LOCK);
+    if (!__atomic_compare_exchange_n(lk, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return -1; /* another thread is in a barrier: Go queues us */
+    uint64_t ep = LOAD(U64(f, ACPF_BAR_EPOCH)) + 1;
+    __atomic_store_n(U64(f, ACPF_BAR_EPOCH), ep, __ATOMIC_SEQ_CST);
+    uint64_t *arrive = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_ARRIVE));
+    uint64_t *release = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_RELEASE));
+    uint64_t spin = LOAD(U64(f, ACPF_BAR_SPIN)), yield = LOAD(U64(f, ACPF_BAR_YIELD));
+    uint32_t rounds = LOAD(U32(f, ACPF_BAR_ROUNDS));
+    if (rounds > 0) {
+        /* Flat dissemination on mapped slots (core disseminate). Go redoes
+         * every round if it has to finish: the stores are idempotent. */
+        uint64_t *mine = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_MINE));
+        for (uint32_t k = 0; k < rounds; k++) {
+            __atomic_store_n((uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_PEERS + 8 * k)), ep, __ATOMIC_SEQ_CST);
+            if (!await(&mine[k], ep, spin, yield))
+                return (int64_t)ep;
+        }
+        __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
+        return 0;
+    }
+    /* Arrive; on the only host the last arrival releases (core barrier). */
+    uint64_t n = __atomic_add_fetch(arrive, 1, __ATOMIC_SEQ_CST);
+    if (LOAD(U32(f, ACPF_BAR_LAST)) && n == ep * LOAD(U32(f, ACPF_BAR_LOCALS)))
+        __atomic_store_n(release, ep, __ATOMIC_SEQ_CST);
+    else if (!await(release, ep, spin, yield))
+        return (int64_t)ep;
+    __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
+    return 0;
+}
+
+uint64_t acpfast_spin(void)
+{
+    char *f = state_of(NULL);
+    return f ? LOAD(U64(f, ACPF_BAR_SPIN)) : 0;
 }

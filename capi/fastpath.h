@@ -32,7 +32,19 @@
 #define ACPF_DEPTH       240
 #define ACPF_WIN_BASE    244
 #define ACPF_WIN_LEN     248
-#define ACPF_TABLE       256
+#define ACPF_BAR_LOCK    256
+#define ACPF_BAR_ON      260
+#define ACPF_BAR_LAST    264
+#define ACPF_BAR_LOCALS  268
+#define ACPF_BAR_EPOCH   272
+#define ACPF_BAR_ARRIVE  280
+#define ACPF_BAR_RELEASE 288
+#define ACPF_BAR_SPIN    296
+#define ACPF_BAR_YIELD   304
+#define ACPF_BAR_ROUNDS  312
+#define ACPF_BAR_MINE    320
+#define ACPF_BAR_PEERS   328
+#define ACPF_TABLE       512
 #define ACPF_ENTRY_SIZE  48
 #define ACPF_MAX_WINDOW  4096
 
@@ -47,5 +59,16 @@ acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uin
 /* 1 when every operation up to handle is complete (nothing to wait for),
  * 0 when the ordinary path must decide. */
 int acpfast_done(void *state, acp_handle_t handle);
+
+/* acp_sync when nothing is outstanding and the barrier is a store and a
+ * wait in memory mapped here (one host, hierarchical barrier). Returns 0
+ * when the barrier is over; -1 when the ordinary path must run it (nothing
+ * was done); an epoch > 0 when this process arrived in that barrier but the
+ * others are slow to: the ordinary path must finish it
+ * (core Engine.FinishSync), which also releases the barrier's lock. */
+int64_t acpfast_sync(void *state);
+
+/* How long waits spin before they yield, in ns (core Engine.SpinTime). */
+uint64_t acpfast_spin(void);
 
 #endif

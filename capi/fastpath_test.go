@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,31 @@ func TestFastPathTakesDirectMemory(t *testing.T) {
 	assert.False(t, fastCompleted(e, peer+1<<20, me), "beyond the peer's starter memory")
 	assert.False(t, fastCompleted(e, core.GANull, me), "ACP_GA_NULL")
 	w.Close()
+}
+
+// Over shared memory on one host the C path runs acp_sync itself, as long
+// as nothing is outstanding: both the flat dissemination and the
+// hierarchical barrier (chosen when waits do not spin, as on an
+// oversubscribed host).
+func TestFastPathTakesSync(t *testing.T) {
+	for _, c := range []struct {
+		n        int
+		settings []string
+	}{{2, nil}, {3, nil}, {2, []string{"progress-spin=0"}}, {3, []string{"progress-spin=0"}}} {
+		n := c.n
+		w := coretest.NewWorld(t, n, "shm", c.settings...)
+		w.Run(func(r int, e *core.Engine) error {
+			for i := 0; i < 50; i++ {
+				took, err := fastSynced(e)
+				if err != nil {
+					return err
+				}
+				if !took {
+					return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
+				}
+			}
+			return nil
+		})
+		w.Close()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/libacp/libacp/core"
 )
@@ -25,6 +26,7 @@ func goacp_init(argc *C.int, argv ***C.char) C.int {
 		return initFailed(errors.New("called after acp_finalize: initializing again is not supported; use acp_reset to start over instead of acp_finalize + acp_init"))
 	}
 
+	minProcs()
 	s := newSettings()
 	args := goArgs(argc, argv)
 	// Option errors are the user's to fix: always say what was wrong.
@@ -173,6 +175,22 @@ func goacp_sync() C.int {
 	return 0
 }
 
+// goacp_sync_finish completes barrier ep, which the C fast path entered
+// and arrived in but stopped waiting for.
+//
+//export goacp_sync_finish
+func goacp_sync_finish(ep C.int64_t) C.int {
+	e := lib.engine.Load()
+	if e == nil {
+		return -1
+	}
+	if err := e.FinishSync(uint64(ep)); err != nil {
+		e.Logf(1, "acp_sync(): %v", err)
+		return -1
+	}
+	return 0
+}
+
 //export goacp_rank
 func goacp_rank() C.int {
 	e := engineFor("acp_rank")
@@ -189,4 +207,16 @@ func goacp_procs() C.int {
 		return -1
 	}
 	return C.int(e.Procs())
+}
+
+// minProcs gives the Go scheduler at least two Ps. A rank pinned to one
+// CPU (acprun --acp-bind, mpirun's binding) starts with GOMAXPROCS 1, and
+// then an application thread entering Go queues for the only P behind the
+// library's own goroutines (progress, transports) until they block or are
+// preempted: channel bandwidth halved. With two Ps the kernel shares the
+// CPU between the threads at once. An explicit GOMAXPROCS is respected.
+func minProcs() {
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
 }

@@ -4,6 +4,7 @@ package main
 #include <stdint.h>
 #include <stdlib.h>
 #include "acp.h"
+#include "chfast.h"
 
 int acpcl_program_starter_size(size_t *size);
 */
@@ -44,6 +45,10 @@ var (
 	// freeing maps a free request to its channel's handle, which goes
 	// away when the free is waited for.
 	freeing sync.Map // *ch.Request -> C.uintptr_t
+
+	// orphans are requests of the C fast path whose channel end or handle
+	// went before they were waited for: they live on as Go requests.
+	orphans sync.Map // C.uintptr_t (bit 63) -> C.uintptr_t
 )
 
 func startCL(e *core.Engine) error {
@@ -60,6 +65,7 @@ func startCL(e *core.Engine) error {
 }
 
 func stopCL(*core.Engine) error {
+	C.acpch_clear() // before the library's memory goes
 	l := clState.Swap(nil)
 	var err error
 	if l != nil {
@@ -69,6 +75,7 @@ func stopCL(*core.Engine) error {
 	requests.clear()
 	segbufs.clear()
 	freeing.Clear()
+	orphans.Clear()
 	return err
 }
 
@@ -119,7 +126,41 @@ func goacp_create_ch(sender, receiver C.int) C.uintptr_t {
 		l.fail("acp_create_ch(%d, %d): %v", int(sender), int(receiver), err)
 		return 0
 	}
-	return chans.put(c)
+	h := chans.put(c)
+	// The C fast path (chfast.c) finds the channel by its handle's index.
+	c.SetFast(uint64(h), func(r *ch.Request) uint64 { return uint64(requests.put(r)) },
+		func(h, gh uint64) { orphans.Store(C.uintptr_t(h), C.uintptr_t(gh)) })
+	C.acpch_set(C.uint64_t(h&math.MaxUint32), c.Fast())
+	return h
+}
+
+// forgetChannel releases a channel's handle, in C too.
+func forgetChannel(h C.uintptr_t) {
+	C.acpch_set(C.uint64_t(h&math.MaxUint32), nil)
+	if c := chans.get(h); c != nil {
+		c.Forget()
+	}
+	chans.del(h)
+}
+
+// goacp_ch_adopt hands the receives the C fast path posted on channel h to
+// Go, in order (their messages are not for C, or C stopped waiting).
+//
+//export goacp_ch_adopt
+func goacp_ch_adopt(h C.uint64_t) {
+	if c := chans.get(C.uintptr_t(h)); c != nil {
+		c.Adopt()
+	}
+}
+
+// goacp_ch_publish tells the sender of channel h about slots the C fast
+// path took.
+//
+//export goacp_ch_publish
+func goacp_ch_publish(h C.uint64_t) {
+	if c := chans.get(C.uintptr_t(h)); c != nil {
+		c.Publish()
+	}
 }
 
 // channel finds a channel handle, reporting a bad one.
@@ -199,6 +240,9 @@ func goacp_nbfree_ch(h C.uintptr_t) C.uintptr_t {
 // wait waits for request h and releases its handle (and a freed
 // channel's); (size_t)-1 when h is bad or the request failed.
 func (l *clLib) wait(fn string, h C.uintptr_t) C.size_t {
+	if gh, ok := orphans.LoadAndDelete(h); ok {
+		h = gh.(C.uintptr_t)
+	}
 	r := requests.take(h)
 	if r == nil {
 		l.fail("%s(%#x): %s", fn, uintptr(h), badHandle("request", h))
@@ -206,7 +250,7 @@ func (l *clLib) wait(fn string, h C.uintptr_t) C.size_t {
 	}
 	n, err := r.Wait()
 	if c, ok := freeing.LoadAndDelete(r); ok && err == nil {
-		chans.del(c.(C.uintptr_t))
+		forgetChannel(c.(C.uintptr_t))
 	}
 	if err != nil {
 		l.fail("%s(%#x): %v", fn, uintptr(h), err)
@@ -273,7 +317,7 @@ func goacp_free_ch(h C.uintptr_t) C.int {
 		l.fail("acp_free_ch(%#x): %v", uintptr(h), err)
 		return -1
 	}
-	chans.del(h)
+	forgetChannel(h)
 	return 0
 }
 
@@ -522,7 +566,9 @@ func (t *handles[T]) del(h C.uintptr_t) {
 func (t *handles[T]) releaseLocked(i uint32) {
 	s := &t.slots[i]
 	s.v = nil
-	if s.gen++; s.gen == 0 {
+	// Generations stay below 2^31: handles with bit 63 are the C fast
+	// path's requests (chfast.h).
+	if s.gen++; s.gen >= 1<<31 {
 		s.gen = 1
 	}
 	t.free = append(t.free, i)

@@ -1,10 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"fmt"
-	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -22,11 +21,13 @@ import (
 
 // Within a host whose processes map each other's memory the barrier is
 // hierarchical: every process adds one to a counter of the host's leader
-// (its lowest process) and waits for the leader's release word; the leader
-// waits for the others' arrivals, runs the dissemination barrier with the
-// other hosts' leaders, and releases. A process then only has to run once
-// to arrive and once to leave, which matters when a host has more
-// processes than CPUs.
+// (its lowest process) and waits for the leader's release word. On the
+// only host the process whose arrival completes the count releases; with
+// several hosts the leader waits for the count, runs the dissemination
+// barrier with the other hosts' leaders, and releases. A process then only
+// has to run once to arrive and once to leave, and nobody has to run after
+// the last arrival before the others may leave, which matters when a host
+// has more processes than CPUs.
 
 // engineAreaSize is the size of every process's engine area (SegEngine).
 const engineAreaSize = 4096
@@ -34,7 +35,7 @@ const engineAreaSize = 4096
 // Engine area layout: dissemination slots, then the leader's words, each on
 // a cache line of its own.
 const (
-	areaArrive  = 8 * maxRounds    // leader: arrivals of the host's other processes
+	areaArrive  = 8 * maxRounds    // leader: arrivals of the host's processes
 	areaRelease = 8*maxRounds + 64 // leader: last barrier epoch released
 )
 
@@ -42,21 +43,44 @@ const (
 const maxRounds = 64
 
 type barrier struct {
-	run   sync.Mutex // one barrier at a time per process
-	epoch uint64
+	// The lock (one barrier at a time per process) and the epoch live in
+	// the fast state, so that the C fast path and Go take turns.
+	f *fastState
 
 	// Hierarchical plan (hier false: a flat dissemination over everybody).
 	hier    bool
 	leader  int            // physical index of our host's leader
 	locals  int            // processes on our host
 	leaders []int          // every host's leader, by physical index
-	arrive  unsafe.Pointer // the leader's arrival counter, mapped here
-	release unsafe.Pointer // the leader's release word, mapped here
+	arrive  unsafe.Pointer // the leader's arrival counter (mapped here, or ours)
+	release unsafe.Pointer // the leader's release word (mapped here, or ours)
+	// flat are the slots this process writes in each round of a flat
+	// dissemination among the processes of one host, mapped here.
+	flat []unsafe.Pointer
 	// words are the sources of puts to peers that are not mapped; a word
 	// is rewritten only after its previous put completed.
 	words   [maxRounds]uint64
 	pending atomic.Int64
 }
+
+// lock takes the barrier's lock, shared with the C side. It may be held
+// for a whole barrier, so waiters let other goroutines and threads run.
+func (b *barrier) lock() {
+	w := (*int32)(unsafe.Pointer(&b.f.mem[fastBarLock]))
+	for i := 0; !atomic.CompareAndSwapInt32(w, 0, 1); i++ {
+		if i > 64 {
+			Yield()
+		}
+	}
+	raceAcquire()
+}
+
+func (b *barrier) unlock() {
+	raceRelease()
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&b.f.mem[fastBarLock])), 0)
+}
+
+func (b *barrier) epoch() *atomic.Uint64 { return b.f.u64(fastBarEpoch) }
 
 // barrierPut completes one barrier write sent through a transport.
 type barrierPut struct{ b *barrier }
@@ -86,6 +110,8 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	}
 	b.leader = first[node(e.phys)]
 	ok := byte(1)
+	b.arrive = unsafe.Pointer(&e.starters[SegEngine][areaArrive])
+	b.release = unsafe.Pointer(&e.starters[SegEngine][areaRelease])
 	if b.leader != e.phys {
 		area := e.layout.Encode(e.rankOfPeer(b.leader), 0, SegEngine, 0)
 		b.arrive = e.mapped(b.leader, area+areaArrive, 8)
@@ -94,14 +120,79 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 			ok = 0
 		}
 	}
-	all, err := e.ex.AllGather([]byte{ok})
+	// On one host with a CPU for every process a flat dissemination whose
+	// rounds are plain stores into mapped slots is quickest: each round is
+	// one cache line from one process to another, all in parallel, where
+	// the hierarchical barrier passes the leader's lines from each process
+	// to the next. With more processes than CPUs the hierarchical barrier,
+	// which needs every process to run only once to arrive, wins.
+	flat := byte(0)
+	b.flat = b.flat[:0]
+	if len(b.leaders) == 1 && e.spin > 0 {
+		flat = 1
+		for round, dist := 0, 1; dist < e.nprocs; round, dist = round+1, dist*2 {
+			to := (e.phys + dist) % e.nprocs
+			p := e.mapped(to, e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*round)), 8)
+			if p == nil {
+				flat = 0
+				break
+			}
+			b.flat = append(b.flat, p)
+		}
+	}
+	all, err := e.ex.AllGather([]byte{ok, flat})
 	if err != nil {
 		return fmt.Errorf("start-up exchange failed: %v", err)
 	}
-	b.hier = !bytes.Contains(all, []byte{0})
+	b.hier = true
+	allFlat := true
+	for p := 0; p < e.nprocs; p++ {
+		b.hier = b.hier && all[2*p] == 1
+		allFlat = allFlat && all[2*p+1] == 1
+	}
+	if allFlat {
+		b.hier = false
+	} else {
+		b.flat = nil
+	}
 	e.Logf(2, "barrier: %s (%d host(s), %d process(es) on this one)", map[bool]string{true: "hierarchical", false: "dissemination over all processes"}[b.hier], len(b.leaders), b.locals)
+	b.publish(e)
 	return nil
 }
+
+// publish tells the C fast path whether it may run the barrier: when our
+// part of it is an arrival and a wait in mapped memory, so anywhere but on
+// the leader of one of several hosts.
+func (b *barrier) publish(e *Engine) {
+	f := b.f
+	f.u32(fastBarOn).Store(0)
+	f.u64(fastBarSpin).Store(uint64(e.spin)) // channel waits in C use it too
+	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
+	if e.nprocs > 1 && !b.hier && len(b.flat) > 0 && len(b.flat) <= fastBarMaxRounds {
+		f.u64(fastBarMine).Store(uint64(uintptr(unsafe.Pointer(e.slot(0)))))
+		for i, p := range b.flat {
+			f.u64(fastBarPeers + 8*i).Store(uint64(uintptr(p)))
+		}
+		f.u32(fastBarRounds).Store(uint32(len(b.flat)))
+		f.u32(fastBarOn).Store(1)
+		return
+	}
+	if e.nprocs == 1 || !b.hier || b.leaderWork(e) {
+		return
+	}
+	f.u32(fastBarLocals).Store(uint32(b.locals))
+	last := uint32(0)
+	if len(b.leaders) == 1 {
+		last = 1
+	}
+	f.u32(fastBarLast).Store(last)
+	f.u64(fastBarArrive).Store(uint64(uintptr(b.arrive)))
+	f.u64(fastBarRelease).Store(uint64(uintptr(b.release)))
+	f.u32(fastBarOn).Store(1)
+}
+
+// leaderWork: this process leads its host in a barrier among hosts.
+func (b *barrier) leaderWork(e *Engine) bool { return b.leader == e.phys && len(b.leaders) > 1 }
 
 // barrier waits until every process entered the same barrier.
 func (e *Engine) barrier() error {
@@ -109,37 +200,50 @@ func (e *Engine) barrier() error {
 		return nil
 	}
 	b := &e.bar
-	b.run.Lock()
-	defer b.run.Unlock()
+	b.lock()
 	// The previous barrier's puts must be out before their words change.
 	if b.pending.Load() != 0 {
 		e.waitUntil(func() bool { return b.pending.Load() == 0 })
 	}
-	b.epoch++
-	ep := b.epoch
+	ep := b.epoch().Add(1)
+	if b.hier {
+		last := atomic.AddUint64((*uint64)(b.arrive), 1) == ep*uint64(b.locals)
+		if last && len(b.leaders) == 1 {
+			atomic.StoreUint64((*uint64)(b.release), ep)
+			b.unlock()
+			return nil
+		}
+	}
+	return e.FinishSync(ep)
+}
+
+// FinishSync completes barrier ep, which this process entered (holding the
+// barrier's lock, and in a hierarchical barrier having arrived), and
+// releases the lock: the second half of barrier, and how a C fast path
+// that waited long enough hands a barrier over.
+func (e *Engine) FinishSync(ep uint64) error {
+	b := &e.bar
+	defer b.unlock()
 	if !b.hier {
 		e.disseminate(ep, nil)
 		return nil
 	}
-	if e.phys != b.leader {
-		atomic.AddUint64((*uint64)(b.arrive), 1)
+	if !b.leaderWork(e) {
 		rel := (*uint64)(b.release)
 		if atomic.LoadUint64(rel) < ep {
 			e.waitUntil(func() bool { return atomic.LoadUint64(rel) >= ep })
 		}
 		return nil
 	}
-	// The leader: everybody of this host arrived (the counter only grows),
-	// then the other hosts' leaders, then release.
-	arrived := (*uint64)(unsafe.Pointer(&e.starters[SegEngine][areaArrive]))
-	want := ep * uint64(b.locals-1)
+	// The leader of one of several hosts: everybody of this host arrived
+	// (the counter only grows), then the other hosts' leaders, then release.
+	arrived := (*uint64)(b.arrive)
+	want := ep * uint64(b.locals)
 	if atomic.LoadUint64(arrived) < want {
 		e.waitUntil(func() bool { return atomic.LoadUint64(arrived) >= want })
 	}
-	if len(b.leaders) > 1 {
-		e.disseminate(ep, b.leaders)
-	}
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&e.starters[SegEngine][areaRelease])), ep)
+	e.disseminate(ep, b.leaders)
+	atomic.StoreUint64((*uint64)(b.release), ep)
 	return nil
 }
 

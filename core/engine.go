@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,6 +153,7 @@ func New(cfg Config) (*Engine, error) {
 		e.freeStarters()
 		return nil, err
 	}
+	e.bar.f = e.q.fast
 
 	if err := e.exchange(); err != nil {
 		// The caller owns the exchanger and closes it on failure.
@@ -469,9 +469,9 @@ func (e *Engine) oversubscription(book AddressBook) {
 		}
 	}
 	local := len(pids)
-	if cpus := runtime.NumCPU(); local > cpus {
+	if cpus := hostCPUs(pids); local > cpus {
 		e.spin = 0
-		e.Logf(2, "%d processes on this host, %d CPU(s) for this one: waits yield the CPU at once", local, cpus)
+		e.Logf(2, "%d processes on this host, %d CPU(s) for them: waits yield the CPU at once", local, cpus)
 	}
 }
 
@@ -640,6 +640,17 @@ func (e *Engine) QueryAddress(ga GA) (unsafe.Pointer, error) {
 	return p, nil
 }
 
+// Direct returns where [ga, ga+n) of another process's starter memory is
+// mapped in this one, or nil: a plain store there is that process's
+// memory changing, with the CPU's ordering, as long as the engine runs.
+func (e *Engine) Direct(ga GA, n uint64) unsafe.Pointer {
+	r := e.layout.Rank(ga)
+	if r < 0 || r == e.Rank() || e.layout.Seg(ga) > SegStarterDL {
+		return nil
+	}
+	return e.mapped(e.peerOf(r), ga, n)
+}
+
 // QueryRank returns the rank owning ga, or -1.
 func (e *Engine) QueryRank(ga GA) int { return e.layout.Rank(ga) }
 
@@ -681,6 +692,11 @@ func (e *Engine) Abort(msg string) {
 	e.closeTransports()
 	e.cfg.Exit(255)
 }
+
+// SpinTime is how long a wait should poll busy before it gives the CPU
+// away (--acp-progress-spin; 0 when this host's processes outnumber its
+// CPUs), for waits outside the engine that follow its policy.
+func (e *Engine) SpinTime() time.Duration { return e.spin }
 
 // Sync completes this process's outstanding operations, then waits for
 // every process (acp_sync).

@@ -8,8 +8,10 @@ import (
 
 // The fast state is the part of the command queue that a C fast path may
 // share: the queue lock, the issued and done counters, one done flag per
-// ring slot, the GA layout, and a table of starter memories this process
-// can touch directly (its own, and peers' mapped through shared memory).
+// ring slot, the GA layout, a table of starter memories this process
+// can touch directly (its own, and peers' mapped through shared memory),
+// and the barrier's lock, epoch and words when the barrier is one store and
+// one wait in memory mapped here (see barrier.go).
 // It lives outside the Go heap, at fixed offsets, so that C code in the
 // same process can complete operations on such memory without calling Go:
 // the C side takes the same lock, follows the same rules (see
@@ -18,24 +20,37 @@ import (
 //
 // Layout (byte offsets; keep in step with capi/fastpath.h):
 const (
-	fastLock       = 0   // int32: 0 free, 1 held
-	fastIssued     = 64  // int64: last handle issued
-	fastDone       = 128 // int64: every handle <= done is complete
-	fastEnabled    = 192 // uint32: the C side may complete operations
-	fastMe         = 196 // uint32: our logical rank
-	fastNprocs     = 200 // uint32
-	fastRankShift  = 204 // uint32: colour+segment+offset bits
-	fastSegShift   = 208 // uint32: offset bits
-	fastSegMask    = 216 // uint64: segment field mask (after shifting)
-	fastOffMask    = 224 // uint64
-	fastColorMask  = 232 // uint64: colour field in place (GA & mask)
-	fastDepth      = 240 // uint32: ring slots (= done flags)
-	fastWinBase    = 244 // uint32: first logical rank of the starter table
-	fastWinLen     = 248 // uint32: ranks in the starter table
-	fastTable      = 256 // per table rank: 3 × (base u64, size u64)
-	fastEntrySize  = 48
-	fastMaxWindow  = 4096
-	fastHeaderSize = fastTable
+	fastLock         = 0   // int32: 0 free, 1 held
+	fastIssued       = 64  // int64: last handle issued
+	fastDone         = 128 // int64: every handle <= done is complete
+	fastEnabled      = 192 // uint32: the C side may complete operations
+	fastMe           = 196 // uint32: our logical rank
+	fastNprocs       = 200 // uint32
+	fastRankShift    = 204 // uint32: colour+segment+offset bits
+	fastSegShift     = 208 // uint32: offset bits
+	fastSegMask      = 216 // uint64: segment field mask (after shifting)
+	fastOffMask      = 224 // uint64
+	fastColorMask    = 232 // uint64: colour field in place (GA & mask)
+	fastDepth        = 240 // uint32: ring slots (= done flags)
+	fastWinBase      = 244 // uint32: first logical rank of the starter table
+	fastWinLen       = 248 // uint32: ranks in the starter table
+	fastBarLock      = 256 // int32: one barrier at a time per process (C and Go)
+	fastBarOn        = 260 // uint32: the C side may run the barrier
+	fastBarLast      = 264 // uint32: 1 when the last arrival releases (one host)
+	fastBarLocals    = 268 // uint32: processes on this host
+	fastBarEpoch     = 272 // uint64: last barrier entered (under fastBarLock)
+	fastBarArrive    = 280 // uint64: address of the leader's arrival counter
+	fastBarRelease   = 288 // uint64: address of the leader's release word
+	fastBarSpin      = 296 // uint64: ns a wait spins before it yields (--acp-progress-spin; 0 when oversubscribed), set for every engine
+	fastBarYield     = 304 // uint64: ns a wait then yields before it sleeps (yieldPhase)
+	fastBarRounds    = 312 // uint32: rounds of a flat dissemination on mapped slots (0: hierarchical)
+	fastBarMine      = 320 // uint64: address of our slot of round 0 (round k: + 8k)
+	fastBarPeers     = 328 // fastBarMaxRounds × uint64: the slot we write in each round, mapped here
+	fastBarMaxRounds = 8
+	fastTable        = 512 // per table rank: 3 × (base u64, size u64)
+	fastEntrySize    = 48
+	fastMaxWindow    = 4096
+	fastHeaderSize   = fastTable
 )
 
 type fastState struct {

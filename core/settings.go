@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,8 @@ type Setting struct {
 	Default  string
 	Min, Max uint64 // for KindUint, inclusive
 	Help     string
-	EnvOnly  bool // secrets and launcher plumbing stay off the command line
+	EnvOnly  bool     // secrets and launcher plumbing stay off the command line
+	Choices  []string // for KindString: the accepted values (nil: any text)
 }
 
 // Env is the environment variable for the setting.
@@ -67,6 +69,7 @@ var BaseSettings = []Setting{
 	{Name: "transports", Kind: KindString, Default: "", Help: "comma-separated transports to use between processes (default: every available one, best first)"},
 	{Name: "bootstrap-addr", Kind: KindString, Default: "", Help: "host:port of the start-up rendezvous (set by acprun)"},
 	{Name: "job-key", Kind: KindString, Default: "", EnvOnly: true, Help: "secret of the job's rendezvous (set by acprun; environment only)"},
+	{Name: "bind", Kind: KindString, Default: "auto", Choices: []string{"auto", "core", "none"}, Help: "acprun: pin rank i to the i-th CPU acprun may use: core, none, or auto (core when the ranks are no more than those CPUs, as Open MPI does)"},
 	{Name: "launcher-defaults", Kind: KindString, Default: "", EnvOnly: true, Help: "defaults a launcher gives its jobs, as name=value,... (acprun: 1024-byte starter memories); the user's settings and a program's own starter sizes come first"},
 }
 
@@ -236,6 +239,10 @@ func (d Setting) validate(v string) error {
 	case KindDuration:
 		if _, err := parseDuration(v); err != nil {
 			return err
+		}
+	case KindString:
+		if d.Choices != nil && !slices.Contains(d.Choices, v) {
+			return fmt.Errorf("not one of %s", strings.Join(d.Choices, ", "))
 		}
 	}
 	return nil

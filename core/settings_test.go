@@ -28,6 +28,7 @@ func TestSettingsRejectsBadOptions(t *testing.T) {
 		{"--acp-port-local", "80"},
 		{"--acp-size-smem", "ten"},
 		{"--acp-job-key", "secret"},
+		{"--acp-bind", "socket"},
 	} {
 		_, err := NewSettings(BaseSettings).ParseArgs(args)
 		assert.Error(t, err, "%q", args)

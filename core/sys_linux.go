@@ -73,3 +73,23 @@ func bytesAt(p unsafe.Pointer, n uint64) []byte {
 	}
 	return unsafe.Slice((*byte)(p), n)
 }
+
+// hostCPUs counts the CPUs the given processes of this host may use
+// together: the union of their affinity masks, so that processes pinned
+// one to a CPU each (acprun --acp-bind) count as many CPUs as processes.
+// A process whose mask cannot be read (gone, or another host's pid
+// namespace) counts with this process's CPUs.
+func hostCPUs(pids map[uint32]bool) int {
+	var all unix.CPUSet
+	own := runtime.NumCPU()
+	for pid := range pids {
+		var set unix.CPUSet
+		if unix.SchedGetaffinity(int(pid), &set) != nil {
+			return max(own, all.Count())
+		}
+		for i := range all {
+			all[i] |= set[i]
+		}
+	}
+	return max(all.Count(), 1)
+}

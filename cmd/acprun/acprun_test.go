@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // acprunPath is acprun built for these tests; the test binary itself plays
@@ -258,4 +259,42 @@ func TestVanishedRankStopsTheJob(t *testing.T) {
 	assert.Equal(t, 1, r.status, r.stderr)
 	assert.Contains(t, r.stderr, "acprun: rank 2 exited with status 0 but without acp_finalize")
 	assert.Less(t, r.elapsed, 10*time.Second)
+}
+
+// cpusOf lists "rank: Cpus_allowed_list" of each rank of an acprun run.
+func cpusOf(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	args = append(args, "sh", "-c", `echo "$ACP_MYRANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)"`)
+	r := acprun(t, 10*time.Second, nil, "", args...)
+	require.Equal(t, 0, r.status, r.stderr)
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		rank, cpus, _ := strings.Cut(line, " ")
+		out[rank] = cpus
+	}
+	return out
+}
+
+func TestBindsRanksToCPUs(t *testing.T) {
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	var cpus []string
+	for c := 0; len(cpus) < set.Count(); c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, fmt.Sprint(c))
+		}
+	}
+	all := cpusOf(t, "-np", "1", "--acp-bind", "none")["0"]
+	// core: rank i on the i-th CPU, round robin.
+	got := cpusOf(t, "-np", fmt.Sprint(len(cpus)+1), "--acp-bind", "core")
+	for r := 0; r <= len(cpus); r++ {
+		assert.Equal(t, cpus[r%len(cpus)], got[fmt.Sprint(r)], "rank %d", r)
+	}
+	// auto: pinned while the ranks fit, not beyond.
+	assert.Equal(t, cpus[0], cpusOf(t, "-np", "1")["0"])
+	assert.Equal(t, all, cpusOf(t, "-np", fmt.Sprint(len(cpus)+1))["0"])
+	assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-bind", "none")["0"])
+	r := acprun(t, 10*time.Second, []string{"ACP_BIND=socket"}, "", "-np", "1", "true")
+	assert.Equal(t, exitUsage, r.status)
+	assert.Contains(t, r.stderr, "not one of auto, core, none")
 }

@@ -91,6 +91,12 @@ func launch(c *config) int {
 		return exitNoExec
 	}
 
+	cpus, err := bindCPUs(c)
+	if err != nil {
+		l.logf("%v", err)
+		return exitUsage
+	}
+
 	key := boot.NewKey()
 	srv, err := boot.NewServer(c.np, key)
 	if err != nil {
@@ -113,7 +119,7 @@ func launch(c *config) int {
 
 	env := jobEnv(os.Environ(), c, srv.Addr(), key)
 	l.debugf("%d rank(s) of %s; rendezvous at %s; settings: %s", c.np, path, srv.Addr(), describeSettings(env))
-	l.startRanks(path, env)
+	l.startRanks(path, env, cpus)
 	if c.timeout > 0 {
 		t := time.AfterFunc(c.timeout, func() { l.events <- event{kind: timeLimit} })
 		defer t.Stop()
@@ -131,19 +137,23 @@ func launch(c *config) int {
 
 // startRanks starts the ranks in order; if one cannot be started, the
 // started ones are killed and acprun exits with 127.
-func (l *launcher) startRanks(path string, env []string) {
+func (l *launcher) startRanks(path string, env []string, cpus []int) {
 	for r := range l.cfg.np {
 		cmd := &exec.Cmd{Path: path, Args: l.cfg.argv, Env: rankEnv(env, r), Stdout: os.Stdout, Stderr: os.Stderr}
 		if r == 0 {
 			cmd.Stdin = os.Stdin // the others read /dev/null
 		}
-		if err := startRank(cmd); err != nil {
+		cpu := -1
+		if cpus != nil {
+			cpu = cpus[r]
+		}
+		if err := startRank(cmd, cpu); err != nil {
 			l.logf("cannot execute %s: %v", l.cfg.argv[0], unwrapExec(err))
 			l.decide(exitNoExec)
 			l.stop(syscall.SIGKILL)
 			return
 		}
-		l.debugf("rank %d: pid %d", r, cmd.Process.Pid)
+		l.debugf("rank %d: pid %d, %s", r, cmd.Process.Pid, map[bool]string{true: fmt.Sprintf("pinned to CPU %d", cpu), false: "not pinned"}[cpu >= 0])
 		l.cmds = append(l.cmds, cmd)
 		l.alive++
 		go func() {

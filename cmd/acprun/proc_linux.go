@@ -15,15 +15,17 @@ import (
 // thread that forked the child ends, and the Go runtime may retire
 // threads, so every rank is forked from one goroutine locked to a thread
 // that lives as long as acprun.
-func startRank(cmd *exec.Cmd) error {
+// cpu, when not -1, is the CPU the rank is pinned to.
+func startRank(cmd *exec.Cmd, cpu int) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	req := startRequest{cmd: cmd, done: make(chan error)}
+	req := startRequest{cmd: cmd, cpu: cpu, done: make(chan error)}
 	forkThread().reqs <- req
 	return <-req.done
 }
 
 type startRequest struct {
 	cmd  *exec.Cmd
+	cpu  int
 	done chan error
 }
 
@@ -34,7 +36,7 @@ var forkThread = sync.OnceValue(func() *forker {
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread must not end
 		for r := range f.reqs {
-			r.done <- r.cmd.Start()
+			r.done <- startPinned(r.cmd.Start, r.cpu)
 		}
 	}()
 	return f

@@ -24,13 +24,14 @@ import (
 	"github.com/libacp/libacp/core/coretest"
 )
 
-// Ops are the operations the suite issues. By default the engine's own
+// Ops are the operations (and the barrier) the suite issues. By default the engine's own
 // methods; a C fast path is tested by passing its entry points instead.
 type Ops interface {
 	Copy(dst, src core.GA, n uint64, order core.Handle) (core.Handle, error)
 	Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) (core.Handle, error)
 	Complete(h core.Handle)
 	Inquire(h core.Handle) bool
+	Sync() error
 }
 
 // suite carries what the cases share.
@@ -117,7 +118,7 @@ func testCopySizes(t *testing.T, w *coretest.World, s suite) {
 				}
 				s.ops(e).Complete(h)
 			}
-			if err := e.Sync(); err != nil {
+			if err := s.ops(e).Sync(); err != nil {
 				return err
 			}
 			if r == 1 {
@@ -127,7 +128,7 @@ func testCopySizes(t *testing.T, w *coretest.World, s suite) {
 				}
 				s.ops(e).Complete(h)
 			}
-			return e.Sync()
+			return s.ops(e).Sync()
 		})
 		src := starter(w, 0)[:n]
 		assert.True(t, bytes.Equal(src, starter(w, 1)[half:half+n]), "put of %d bytes", n)
@@ -162,7 +163,7 @@ func testThirdPartyCopy(t *testing.T, w *coretest.World, s suite) {
 			s.ops(e).Complete(h1)
 			s.ops(e).Complete(h2)
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	assert.Equal(t, starter(w, 1)[:n], starter(w, 2)[:n], "remote-to-remote copy")
 	assert.Equal(t, starter(w, 2)[40000:40000+n], starter(w, 2)[20000:20000+n], "copy within another rank")
@@ -216,7 +217,7 @@ func testAtomicsEveryPlacement(t *testing.T, w *coretest.World, s suite) {
 					}
 					s.ops(e).Complete(h)
 				}
-				return e.Sync()
+				return s.ops(e).Sync()
 			})
 			var gotOld, gotAfter uint64
 			if width == 4 {
@@ -265,7 +266,7 @@ func testAtomicContention(t *testing.T, w *coretest.World, s suite) {
 			}
 		}
 		s.ops(e).Complete(core.HandleAll)
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	assert.Equal(t, uint64(perRank*len(w.Engines)), word8(starter(w, 0), 0), "add8 sum")
 	assert.Equal(t, uint32(perRank/2*len(w.Engines)), word4(starter(w, 0), 8), "cas4 increments")
@@ -280,7 +281,7 @@ func testOrderingChains(t *testing.T, w *coretest.World, s suite) {
 		fill(starter(w, 0)[:n], 99)
 		w.Run(func(r int, e *core.Engine) error {
 			if r != 0 {
-				return e.Sync()
+				return s.ops(e).Sync()
 			}
 			// 0 → 1 → 2 → 1 (second region) → 0 (second region): each step
 			// must start after the previous one completed.
@@ -309,7 +310,7 @@ func testOrderingChains(t *testing.T, w *coretest.World, s suite) {
 			if err := check(!s.ops(e).Inquire(core.HandleAll), "complete(last) left earlier handles incomplete"); err != nil {
 				return err
 			}
-			return e.Sync()
+			return s.ops(e).Sync()
 		})
 		assert.Equal(t, starter(w, 0)[:n], starter(w, 0)[10000:10000+n], "chain with order=%s", mode)
 	}
@@ -347,7 +348,7 @@ func testCompleteAndInquire(t *testing.T, w *coretest.World, s suite) {
 		if s.ops(e).Inquire(core.HandleAll) || s.ops(e).Inquire(hs[49]) {
 			return fmt.Errorf("incomplete after complete(ALL)")
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 }
 
@@ -413,7 +414,7 @@ func testRemoteAccessErrors(t *testing.T, w *coretest.World, s suite) {
 				return fmt.Errorf("order on a future handle accepted")
 			}
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	assert.Equal(t, before, starter(w, 1), "rejected accesses changed the owner's memory")
 }
@@ -444,7 +445,7 @@ func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {
 			}
 			binary.LittleEndian.PutUint64(e.StarterMemory(core.SegStarter), uint64(ga))
 		}
-		if err := e.Sync(); err != nil {
+		if err := s.ops(e).Sync(); err != nil {
 			return err
 		}
 		if r == 0 {
@@ -460,7 +461,7 @@ func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {
 			}
 			s.ops(e).Complete(h)
 		}
-		if err := e.Sync(); err != nil {
+		if err := s.ops(e).Sync(); err != nil {
 			return err
 		}
 		if r == 1 {
@@ -475,7 +476,7 @@ func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {
 			}
 			clear(buf)
 		}
-		if err := e.Sync(); err != nil {
+		if err := s.ops(e).Sync(); err != nil {
 			return err
 		}
 		if r == 0 {
@@ -490,7 +491,7 @@ func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {
 				return fmt.Errorf("write to unregistered memory completed without an error")
 			}
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	assert.Equal(t, make([]byte, 4096), buf, "unregistered buffer was written")
 }
@@ -509,7 +510,7 @@ func testBackPressure(t *testing.T, w *coretest.World, s suite) {
 				}
 			}
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	for r := range w.Engines {
 		assert.Equal(t, uint64(500), word8(starter(w, 1-r), 8*r))
@@ -528,13 +529,13 @@ func testBarriers(t *testing.T, w *coretest.World, s suite) {
 					return err
 				}
 			}
-			if err := e.Sync(); err != nil {
+			if err := s.ops(e).Sync(); err != nil {
 				return err
 			}
 			if got := word8(e.StarterMemory(core.SegStarter), 0); got != uint64(k*n) {
 				return fmt.Errorf("after barrier %d the counter is %d, want %d", k, got, k*n)
 			}
-			if err := e.Sync(); err != nil {
+			if err := s.ops(e).Sync(); err != nil {
 				return err
 			}
 		}
@@ -575,7 +576,7 @@ func testConcurrentIssuers(t *testing.T, w *coretest.World, s suite) {
 		for err := range errs {
 			return err
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	var total uint64
 	for r := range w.Engines {
@@ -596,7 +597,7 @@ func testReset(t *testing.T, w *coretest.World, s suite) {
 		if e.Rank() != r || starter[0] != 42 {
 			return fmt.Errorf("failed reset changed rank or memory")
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	// Reverse the ranks.
 	w.Run(func(r int, e *core.Engine) error {
@@ -617,7 +618,7 @@ func testReset(t *testing.T, w *coretest.World, s suite) {
 				return fmt.Errorf("starter memory byte %d is %d after reset", i, b)
 			}
 		}
-		if err := e.Sync(); err != nil {
+		if err := s.ops(e).Sync(); err != nil {
 			return err
 		}
 		// Write our new rank into the starter memory of new rank (me+1).
@@ -630,7 +631,7 @@ func testReset(t *testing.T, w *coretest.World, s suite) {
 		if h != 1 {
 			return fmt.Errorf("first handle after reset is %d, want 1", h)
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	for r := range w.Engines {
 		newRank := n - 1 - r
@@ -654,7 +655,7 @@ func testLargeCopy(t *testing.T, w *coretest.World, s suite) {
 			}
 			s.ops(e).Complete(core.HandleAll)
 		}
-		return e.Sync()
+		return s.ops(e).Sync()
 	})
 	assert.True(t, bytes.Equal(starter(w, 0)[:n], starter(w, 1)[:n]), "4 MiB get")
 	assert.True(t, bytes.Equal(starter(w, 0)[:100000], starter(w, 0)[4<<20+100:4<<20+100100]), "ordered put back")

@@ -88,13 +88,13 @@ func (r *Request) Wait() (uint64, error) {
 // that copy the basic layer's way, which wakes up as soon as it completes.
 func (r *Request) Step() {
 	c := r.c
-	c.mu.Lock()
+	c.lock()
 	c.progress(false)
 	h := core.HandleNull
 	if g := c.get; g != nil && g.r == r {
 		h = g.h
 	}
-	c.mu.Unlock()
+	c.unlock()
 	if h != core.HandleNull {
 		c.l.e.Complete(h)
 	}
@@ -107,7 +107,11 @@ type Channel struct {
 	receiver int
 	role     segbuf.Role
 
-	mu        sync.Mutex
+	mu        sync.Mutex // taken with the fast block's lock: lock, unlock
+	fast      segbuf.Block
+	fastGone  bool                  // the fast block was given back (released)
+	handles   func(*Request) uint64 // C handles of adopted requests (capi)
+	orphan    func(h, gh uint64)    // C request h lives on as Go request gh (capi)
 	p         *segbuf.Pair
 	ring      segbuf.Block // receiver: the ring; sender: staging slots, one per ring slot
 	closing   bool         // Free was called
@@ -120,6 +124,11 @@ type Channel struct {
 	rdv   []*Request // rendezvous sends the receiver has not finished with
 	tail  uint64     // slots written
 	stage [slotCount]core.Handle
+	// direct is the receiver's ring mapped here (nil: written with puts);
+	// decided once, when the channel connects.
+	direct      unsafe.Pointer
+	directKnown bool
+	pubKnown    bool // receiver: fPubAt is decided
 
 	// receiver
 	recv      []*Request // posted receives, oldest first
@@ -172,12 +181,23 @@ func (l *Lib) Create(sender, receiver int) (*Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := l.seg.NewPair(segbuf.KindChannel, role, peer, ring.GA, slotSize, slotCount)
+	fast, err := l.seg.Alloc(fastSize)
 	if err != nil {
 		l.seg.Free(ring)
 		return nil, err
 	}
-	c := &Channel{l: l, sender: sender, receiver: receiver, role: role, p: p, ring: ring}
+	p, err := l.seg.NewPair(segbuf.KindChannel, role, peer, ring.GA, slotSize, slotCount)
+	if err != nil {
+		l.seg.Free(ring)
+		l.seg.Free(fast)
+		return nil, err
+	}
+	c := &Channel{l: l, sender: sender, receiver: receiver, role: role, p: p, ring: ring, fast: fast}
+	if role == segbuf.Source {
+		*c.fw(fCount) = uint64(uintptr(p.CountRecord()))
+	} else {
+		*c.fw(fRing) = uint64(uintptr(ring.Ptr))
+	}
 	l.seg.Add(c)
 	return c, nil
 }
@@ -211,7 +231,7 @@ func (c *Channel) Send(buf unsafe.Pointer, size uint64) (*Request, error) {
 	if c.role != segbuf.Source {
 		return nil, fmt.Errorf("this process is the receiver of %s; it cannot send on it", c.name())
 	}
-	c.mu.Lock()
+	c.lock()
 	r, err := c.post(opSend, buf, size)
 	if err == nil {
 		c.push = append(c.push, r)
@@ -227,9 +247,10 @@ func (c *Channel) Recv(buf unsafe.Pointer, size uint64) (*Request, error) {
 	if c.role != segbuf.Dest {
 		return nil, fmt.Errorf("this process is the sender of %s; it cannot receive on it", c.name())
 	}
-	c.mu.Lock()
+	c.lock()
 	r, err := c.post(opRecv, buf, size)
 	if err == nil {
+		c.adopt() // receives C posted come first
 		c.recv = append(c.recv, r)
 		c.progress(false)
 	}
@@ -245,9 +266,10 @@ func (c *Channel) Recv(buf unsafe.Pointer, size uint64) (*Request, error) {
 // every message, a receiver's end (dropping what still arrives) until the
 // sender freed its end. Freeing never waits for the other side's free.
 func (c *Channel) Free() (*Request, error) {
-	c.mu.Lock()
+	c.lock()
 	r, err := c.post(opFree, nil, 0)
 	if err == nil {
+		c.adopt() // receives C posted complete before the free
 		c.closing = true
 		if c.role == segbuf.Source {
 			c.push = append(c.push, r)
@@ -263,7 +285,7 @@ func (c *Channel) Free() (*Request, error) {
 // kickIfPending wakes the background progress when the channel has work
 // left that must go on while the application is away. Called without c.mu.
 func (c *Channel) kickIfPending() {
-	c.mu.Lock()
+	c.lock()
 	c.unlockKick()
 }
 
@@ -271,23 +293,23 @@ func (c *Channel) kickIfPending() {
 // channel has work left.
 func (c *Channel) unlockKick() {
 	pending := c.pendingLocked()
-	c.mu.Unlock()
+	c.unlock()
 	if pending {
 		c.l.seg.Kick()
 	}
 }
 
 func (c *Channel) pendingLocked() bool {
-	return !c.released && c.err == nil && (c.p.Pending() || c.lingering || len(c.push) > 0 ||
+	return !c.released && c.err == nil && (c.p.Pending() || c.lingering || len(c.push) > 0 || c.cPending() ||
 		len(c.rdv) > 0 || len(c.recv) > 0 || c.free != nil || c.get != nil || c.head != c.published)
 }
 
 // Progress implements segbuf.Poller.
 func (c *Channel) Progress(background bool) (changed, pending bool) {
-	if !c.mu.TryLock() {
+	if !c.tryLock() {
 		return false, true
 	}
-	defer c.mu.Unlock()
+	defer c.unlock()
 	changed = c.progress(background)
 	return changed, c.pendingLocked()
 }
@@ -317,6 +339,7 @@ func (c *Channel) fail(err error) {
 		c.err = err
 		c.l.e.Logf(1, "communication library: %v", err)
 	}
+	c.adopt() // C's receives fail with the rest
 	for _, r := range c.push {
 		r.complete(0, err)
 	}
@@ -338,8 +361,8 @@ func (c *Channel) fail(err error) {
 
 // Abandon implements segbuf.Poller: the library stops.
 func (c *Channel) Abandon() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lock()
+	defer c.unlock()
 	if c.released {
 		return
 	}
@@ -364,4 +387,5 @@ func (c *Channel) release() {
 	c.p.Release()
 	c.l.seg.Free(c.ring)
 	c.l.seg.Remove(c)
+	// The fast block goes when the channel is unlocked (unlock writes it).
 }

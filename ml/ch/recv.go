@@ -19,6 +19,9 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 	// notice comes after every slot the sender wrote, so if it is here and
 	// the next slot is not, no slot will ever come.
 	senderDone := c.p.PeerDisconnected()
+	if c.cPending() && c.fillC() {
+		changed = true
+	}
 	empty := false
 	for c.err == nil {
 		if c.get != nil {

@@ -11,6 +11,10 @@ import (
 // has taken, write queued messages into free slots, and handle a free.
 // Called with c.mu held.
 func (c *Channel) progressSend() (changed bool) {
+	if !c.directKnown && c.p.Connected() {
+		c.directKnown = true
+		c.direct = c.l.e.Direct(c.p.RemoteBuf(), ringSize)
+	}
 	released := c.p.Count()
 	for len(c.rdv) > 0 && released >= c.rdv[0].seq {
 		r := c.rdv[0]
@@ -94,9 +98,15 @@ func (c *Channel) slotFree() bool {
 	return true
 }
 
-// writeSlot stages the next slot and puts it into the receiver's ring.
+// writeSlot stages the next slot and puts it into the receiver's ring, or
+// writes it there in place when the ring is mapped here.
 func (c *Channel) writeSlot(h header, payload unsafe.Pointer) error {
 	i := c.tail % slotCount
+	if c.direct != nil {
+		writeOrdered(slotAt(c.direct, i), c.tail+1, h, payload)
+		c.tail++
+		return nil
+	}
 	s := slotAt(c.ring.Ptr, i)
 	n := c.l.sum.write(s, c.tail+1, h, payload)
 	off := core.GA(i * slotSize)

@@ -90,6 +90,21 @@ func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointe
 	return headerSize + h.n
 }
 
+// writeOrdered writes slot s of the receiver's ring in place with this
+// CPU's stores: header and payload, then the sequence number, so that the
+// receiver, which reads the number first, finds the rest complete.
+func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
+	if h.n > 0 {
+		copy(s[headerSize:headerSize+h.n], unsafe.Slice((*byte)(payload), h.n))
+	}
+	le.PutUint32(s[hKind:], h.kind|kindOrdered)
+	le.PutUint32(s[hLen:], uint32(h.n))
+	le.PutUint64(s[hTotal:], h.total)
+	le.PutUint64(s[hAux:], h.aux)
+	le.PutUint64(s[hSum:], 0)
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&s[hSeq])), seq)
+}
+
 // landed reports whether slot s holds the complete slot seq, and decodes
 // its header.
 func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
@@ -104,6 +119,10 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 	}
 	if h.n > slotPayload {
 		return header{}, false // a header that is still half old
+	}
+	if h.kind&kindOrdered != 0 {
+		h.kind &^= kindOrdered
+		return h, true // written in order, the number last (writeOrdered)
 	}
 	if k.sum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {
 		return header{}, false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/libacp/libacp/core"
 )
@@ -158,6 +159,13 @@ func (p *Pair) Count() uint64 {
 	}
 	return p.seen
 }
+
+// CountRecord is where the peer publishes Count: {value, check(value)}
+// (for a C fast path in this process that reads it as Count does).
+func (p *Pair) CountRecord() unsafe.Pointer { return unsafe.Pointer(p.ctl.word(ctlCount)) }
+
+// RemoteCountGA is where we publish our count in the peer (once connected).
+func (p *Pair) RemoteCountGA() core.GA { return p.remoteCtl + ctlCount }
 
 // Note records an operation on this pair, so that the disconnect notice is
 // ordered after it.

@@ -24,10 +24,13 @@ type Poller interface {
 	Abandon()
 }
 
-// Timing of the background goroutine and of waits. A wait spins (yielding
-// the CPU every few turns, so that other threads run) for spinFor: a
-// message usually arrives within tens of microseconds, and on a busy
-// machine a sleeping thread wakes up hundreds of microseconds late. Then
+// Timing of the background goroutine and of waits. A wait spins for
+// spinFor: a message usually arrives within tens of microseconds, and on a
+// busy machine a sleeping thread wakes up hundreds of microseconds late.
+// For the engine's spin time it does not yield (the CPU could go to an
+// unrelated process for a whole time slice; with more processes than CPUs
+// that time is 0), then it yields every few turns, so that other threads
+// run. Then
 // it sleeps, starting at minSleep and doubling up to maxSleep, so that a
 // long wait burns no core but notices a change (which nothing signals:
 // peers write our memory) within a fraction of a large message's time.
@@ -205,7 +208,7 @@ type Waiter interface {
 func (l *Lib) Wait(w Waiter) {
 	l.prog.waiters.Add(1)
 	defer l.prog.waiters.Add(-1)
-	start := time.Now()
+	start, busy := time.Now(), l.e.SpinTime()
 	for i := 1; ; i++ {
 		if w.Done() {
 			return
@@ -218,10 +221,13 @@ func (l *Lib) Wait(w Waiter) {
 			// Stands in for the background goroutine, which stays away
 			// while someone waits.
 			l.progressAll(true)
-			if time.Since(start) > spinFor {
+			waited := time.Since(start)
+			if waited > spinFor {
 				break
 			}
-			yield()
+			if waited >= busy {
+				yield()
+			}
 		}
 	}
 	sleep := minSleep

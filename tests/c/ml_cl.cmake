@@ -80,3 +80,17 @@ if(ACPRUN AND EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
     set_tests_properties(acpbench_${mode}_np2 PROPERTIES LABELS "bench;cl;np2" TIMEOUT 150)
   endforeach()
 endif()
+
+# With a CL starter memory large enough for the rings, a sender maps its
+# receiver's ring and the C fast path (capi/chfast.c) sends, receives and
+# releases slots in place; the runs above keep the rings in registered
+# slabs (the 1024-byte default), where Go does everything.
+if(ACPRUN)
+  foreach(prog t_ch_pairs t_ch_order t_ch_free t_ch_testch t_ch_badinput)
+    foreach(np 2 4)
+      add_test(NAME ${prog}_mapped_np${np}
+        COMMAND ${ACPRUN} -np ${np} --timeout 120 --acp-size-smem 4096 --acp-size-smem-cl 4194304 $<TARGET_FILE:${prog}>)
+      set_tests_properties(${prog}_mapped_np${np} PROPERTIES LABELS "c;cl;np${np}" TIMEOUT 150)
+    endforeach()
+  endforeach()
+endif()

@@ -1,0 +1,257 @@
+/*
+ * chfast.c - see chfast.h. The rules mirror ml/ch: send.go's writeSlot in
+ * place (slot.go's writeOrdered), recv.go's take of a one-slot message,
+ * fast.go's lock and request table, segbuf's Count and Wait.
+ */
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "chfast.h"
+#include "fastpath.h"
+#include "_cgo_export.h"
+
+static void *blocks[ACPCH_MAX_CHANNELS];
+
+#define U32(f, off) ((uint32_t *)((char *)(f) + (off)))
+#define U64(f, off) ((uint64_t *)((char *)(f) + (off)))
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+void acpch_set(uint64_t index, void *fast)
+{
+    if (index < ACPCH_MAX_CHANNELS)
+        __atomic_store_n(&blocks[index], fast, __ATOMIC_SEQ_CST);
+}
+
+void acpch_clear(void)
+{
+    for (size_t i = 0; i < ACPCH_MAX_CHANNELS; i++)
+        if (blocks[i] != NULL)
+            __atomic_store_n(&blocks[i], NULL, __ATOMIC_SEQ_CST);
+}
+
+/* Takes the block's lock, spinning a little: its holders keep it for
+ * well under a microsecond, unless the scheduler preempted one. */
+static int trylock(char *f)
+{
+    int32_t *w = (int32_t *)(f + ACPCH_LOCK);
+    for (int i = 0; i < 1000; i++) {
+        int32_t zero = 0;
+        if (LOAD(w) == 0 && __atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+
+static void unlock(char *f) { __atomic_store_n((int32_t *)(f + ACPCH_LOCK), 0, __ATOMIC_RELEASE); }
+
+/* The fast block of channel ch, locked, or NULL. */
+static char *lock_channel(uintptr_t ch)
+{
+    uint64_t idx = ch & 0xffffffffu;
+    if (idx == 0 || idx >= ACPCH_MAX_CHANNELS)
+        return NULL;
+    char *f = __atomic_load_n(&blocks[idx], __ATOMIC_ACQUIRE);
+    if (f == NULL || !trylock(f))
+        return NULL;
+    if (LOAD(U64(f, ACPCH_HANDLE)) != (uint64_t)ch) {
+        unlock(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Request handles: bit 63, 16 bits of the channel handle's generation,
+ * 16 bits of its index, 31 bits of the request's sequence number. */
+static uint64_t request_handle(uint64_t ch, uint64_t q)
+{
+    return ACPCH_REQUEST_BIT | ((ch >> 32) & 0xffff) << 47 | (ch & 0xffff) << 31 | (q & 0x7fffffff);
+}
+
+static uint64_t *entry(char *f, uint64_t q)
+{
+    return U64(f, ACPCH_TABLE + (q % ACPCH_ENTRIES) * ACPCH_ENTRY_SIZE);
+}
+
+/* segbuf countCheck */
+static uint64_t count_check(uint64_t v)
+{
+    uint64_t z = v + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ z >> 30) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ z >> 27) * UINT64_C(0x94d049bb133111eb);
+    return z ^ z >> 31;
+}
+
+uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
+{
+    if (size > ACPCH_PAYLOAD || (buf == NULL && size > 0))
+        return 0;
+    char *f = lock_channel(ch);
+    if (f == NULL)
+        return 0;
+    uintptr_t h = 0;
+    if (!LOAD(U32(f, ACPCH_SEND_OK)))
+        goto out;
+    /* Room: the receiver released the slot (segbuf Pair.Count). */
+    uint64_t tail = *U64(f, ACPCH_POS), seen = *U64(f, ACPCH_SEEN);
+    uint64_t *rec = (uint64_t *)(uintptr_t)*U64(f, ACPCH_COUNT);
+    uint64_t v = LOAD(&rec[0]), c = LOAD(&rec[1]);
+    if (c == count_check(v) && v > seen)
+        *U64(f, ACPCH_SEEN) = seen = v;
+    if (tail - seen >= ACPCH_SLOT_COUNT)
+        goto out;
+    uint64_t q = *U64(f, ACPCH_NEXT), *e = entry(f, q);
+    if (LOAD(&e[1]) != ACPCH_FREE)
+        goto out;
+    /* The slot in place, its sequence number last (writeOrdered). */
+    char *s = (char *)(uintptr_t)*U64(f, ACPCH_RING) + (tail % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+    if (size > 0)
+        memcpy(s + ACPCH_HEADER_SIZE, buf, size);
+    *(uint32_t *)(s + 8) = ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED;
+    *(uint32_t *)(s + 12) = (uint32_t)size;
+    *(uint64_t *)(s + 16) = size;
+    *(uint64_t *)(s + 24) = 0;
+    *(uint64_t *)(s + 32) = 0;
+    __atomic_store_n((uint64_t *)s, tail + 1, __ATOMIC_SEQ_CST);
+    *U64(f, ACPCH_POS) = tail + 1;
+    *U64(f, ACPCH_NEXT) = q + 1;
+    h = request_handle(ch, q);
+    e[0] = h;
+    e[2] = 0;
+    STORE(&e[1], ACPCH_DONE);
+out:
+    unlock(f);
+    return h;
+}
+
+uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
+{
+    if ((buf == NULL && size > 0) || (uintptr_t)buf + size < (uintptr_t)buf)
+        return 0;
+    char *f = lock_channel(ch);
+    if (f == NULL)
+        return 0;
+    uintptr_t h = 0;
+    uint64_t q = *U64(f, ACPCH_NEXT), *e = entry(f, q);
+    if (LOAD(U32(f, ACPCH_RECV_OK)) && LOAD(&e[1]) == ACPCH_FREE) {
+        h = request_handle(ch, q);
+        e[0] = h;
+        e[2] = (uint64_t)(uintptr_t)buf;
+        e[3] = size;
+        STORE(&e[1], ACPCH_POSTED);
+        *U64(f, ACPCH_NEXT) = q + 1;
+    }
+    unlock(f);
+    return h;
+}
+
+/* fill takes landed one-slot messages into the receives C posted, in
+ * order. Returns 1 when Go must take over (a slot C does not handle, or Go
+ * has work on the channel), and sets *publish when half the ring waits to
+ * be released. */
+static int fill(char *f, int *publish)
+{
+    uint64_t filled = *U64(f, ACPCH_FILLED), next = *U64(f, ACPCH_NEXT);
+    if (filled == next)
+        return 0;
+    if (!LOAD(U32(f, ACPCH_RECV_OK)))
+        return 1;
+    uint64_t head = *U64(f, ACPCH_POS);
+    char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
+    int rc = 0;
+    for (; filled != next; filled++) {
+        char *s = ring + (head % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+        if (LOAD((uint64_t *)s) != head + 1)
+            break;
+        uint32_t kind = *(uint32_t *)(s + 8), n = *(uint32_t *)(s + 12);
+        if (kind != (ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED) || n != *(uint64_t *)(s + 16) || n > ACPCH_PAYLOAD) {
+            rc = 1;
+            break;
+        }
+        uint64_t *e = entry(f, filled), m = n < e[3] ? n : e[3];
+        if (m > 0)
+            memcpy((void *)(uintptr_t)e[2], s + ACPCH_HEADER_SIZE, m);
+        e[2] = m;
+        STORE(&e[1], ACPCH_DONE);
+        head++;
+    }
+    *U64(f, ACPCH_FILLED) = filled;
+    *U64(f, ACPCH_POS) = head;
+    if (head - *U64(f, ACPCH_PUBLISHED) >= ACPCH_SLOT_COUNT / 2) {
+        /* Release the slots (recv.go publish): in place when the sender's
+         * record is mapped here, else through Go. */
+        uint64_t *rec = (uint64_t *)(uintptr_t)*U64(f, ACPCH_PUB_AT);
+        if (rec != NULL) {
+            STORE(&rec[0], head);
+            STORE(&rec[1], count_check(head));
+            *U64(f, ACPCH_PUBLISHED) = head;
+        } else {
+            *publish = 1;
+        }
+    }
+    return rc;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* segbuf's wait: this long in all before Go's sleeping wait takes over. */
+#define SPIN_FOR 1000000
+
+size_t acpch_wait(uintptr_t h)
+{
+    uint64_t idx = (h >> 31) & 0xffff, gen = (h >> 47) & 0xffff, q = h & 0x7fffffff;
+    uint64_t spin = acpfast_spin(), start = 0;
+    for (uint32_t i = 1;; i++) {
+        char *f = __atomic_load_n(&blocks[idx], __ATOMIC_ACQUIRE);
+        if (f == NULL)
+            return goacp_wait_ch(h); /* not a live request: Go says why */
+        if (!trylock(f)) {
+            sched_yield();
+            continue;
+        }
+        uint64_t ch = LOAD(U64(f, ACPCH_HANDLE)), *e = entry(f, q);
+        uint64_t state = LOAD(&e[1]);
+        if ((ch & 0xffffffffu) != idx || ((ch >> 32) & 0xffff) != gen || e[0] != h || state == ACPCH_FREE) {
+            unlock(f);
+            return goacp_wait_ch(h);
+        }
+        if (state == ACPCH_DONE) {
+            size_t n = e[2];
+            STORE(&e[1], ACPCH_FREE);
+            unlock(f);
+            return n;
+        }
+        if (state == ACPCH_ADOPTED) {
+            uintptr_t gh = e[3];
+            STORE(&e[1], ACPCH_FREE);
+            unlock(f);
+            return goacp_wait_ch(gh);
+        }
+        int publish = 0, adopt = fill(f, &publish);
+        int done = LOAD(&e[1]) == ACPCH_DONE;
+        unlock(f);
+        if (publish)
+            goacp_ch_publish(ch);
+        if (done)
+            continue;
+        if (start == 0)
+            start = now_ns();
+        /* Busy for the engine's spin time, then yielding now and then,
+         * then Go's wait, which sleeps (segbuf Wait). */
+        if (!adopt && (i & 31) == 0) {
+            uint64_t waited = now_ns() - start;
+            if (waited > SPIN_FOR)
+                adopt = 1;
+            else if (waited >= spin)
+                sched_yield();
+        }
+        if (adopt)
+            goacp_ch_adopt(ch);
+    }
+}

@@ -1,0 +1,64 @@
+/*
+ * chfast.h - the C fast path of channels (acp_nbsend_ch, acp_nbrecv_ch,
+ * acp_wait_ch).
+ *
+ * A channel whose sender maps the receiver's ring shares a fast block with
+ * this code (ml/ch/fast.go keeps the layout below). Sends of one slot are
+ * written in place into the peer's ring, receives of messages that came in
+ * one such slot are taken here; everything else is Go's, which adopts the
+ * receives C posted when their messages are not for C. Requests posted here
+ * carry bit 63 in their handle; Go's never do.
+ */
+#ifndef ACP_CHFAST_H
+#define ACP_CHFAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fast block offsets (ml/ch/fast.go). */
+#define ACPCH_LOCK       0
+#define ACPCH_SEND_OK    4
+#define ACPCH_RECV_OK    8
+#define ACPCH_HANDLE     16
+#define ACPCH_POS        24
+#define ACPCH_PUBLISHED  32
+#define ACPCH_RING       40
+#define ACPCH_COUNT      48
+#define ACPCH_SEEN       56
+#define ACPCH_NEXT       64
+#define ACPCH_FILLED     72
+#define ACPCH_PUB_AT     80
+#define ACPCH_TABLE      128
+#define ACPCH_ENTRIES    16
+#define ACPCH_ENTRY_SIZE 32
+
+/* Entry states (ml/ch/fast.go). */
+#define ACPCH_FREE    0
+#define ACPCH_POSTED  1
+#define ACPCH_DONE    2
+#define ACPCH_ADOPTED 3
+
+/* Slots (ml/ch/slot.go). */
+#define ACPCH_SLOT_SIZE   4096
+#define ACPCH_SLOT_COUNT  8
+#define ACPCH_HEADER_SIZE 64
+#define ACPCH_PAYLOAD     (ACPCH_SLOT_SIZE - ACPCH_HEADER_SIZE)
+#define ACPCH_KIND_FIRST  1
+#define ACPCH_KIND_ORDERED 0x100
+
+/* Channels whose handle index (low 32 bits) is below this have a fast block. */
+#define ACPCH_MAX_CHANNELS 65536
+
+#define ACPCH_REQUEST_BIT (UINT64_C(1) << 63)
+
+/* Enter or remove a channel's fast block (capi/ml_cl.go). */
+void acpch_set(uint64_t index, void *fast);
+void acpch_clear(void);
+
+/* A request handle, or 0: take the ordinary path. */
+uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size);
+uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size);
+/* Waits for a request of acpch_send/acpch_recv (bit 63 set). */
+size_t acpch_wait(uintptr_t request);
+
+#endif

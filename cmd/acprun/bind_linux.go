@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Binding. Two ranks that share a CPU while another CPU runs something
+// else wait for each other a whole time slice at every exchange, and the
+// kernel does not separate processes that are always runnable (busy
+// waits): its load balance sees both CPUs equally busy. So, like Open
+// MPI's mpirun, acprun pins rank i to the i-th CPU it may use itself when
+// the ranks are no more than those CPUs (--acp-bind auto, the default);
+// with more ranks than CPUs nobody is pinned, so that the kernel may move
+// them where there is room.
+
+// bindCPUs returns the CPU of each rank, or nil: nobody is pinned.
+func bindCPUs(c *config) ([]int, error) {
+	s := librarySettings()
+	if v, ok := os.LookupEnv("ACP_BIND"); ok {
+		if err := s.Set("bind", v, "environment"); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := c.env["ACP_BIND"]; ok {
+		if err := s.Set("bind", v, "command line"); err != nil {
+			return nil, err
+		}
+	}
+	policy := s.String("bind")
+	if policy == "none" {
+		return nil, nil
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("--acp-bind %s: cannot read the CPUs acprun may use: %v", policy, err)
+	}
+	var cpus []int
+	for cpu := 0; len(cpus) < set.Count(); cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	if policy == "auto" && c.np > len(cpus) {
+		return nil, nil
+	}
+	out := make([]int, c.np)
+	for r := range out {
+		out[r] = cpus[r%len(cpus)]
+	}
+	return out, nil
+}
+
+// startPinned starts cmd from the calling thread (locked to it) pinned to
+// cpu (-1: not pinned): a child inherits the affinity of the thread that
+// forked it, so every thread the rank ever creates stays on that CPU. The
+// thread gets its own affinity back afterwards.
+func startPinned(start func() error, cpu int) error {
+	if cpu < 0 {
+		return start()
+	}
+	var old, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return start()
+	}
+	one.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		return start()
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
+	return start()
+}

@@ -1,0 +1,285 @@
+package ch
+
+import (
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/ml/segbuf"
+)
+
+// The fast block is the part of a channel end that a C fast path in the
+// same process may share (capi/chfast.c mirrors this layout). It lives
+// outside the Go heap, in a block of the library's memory, and carries:
+// a lock that C and Go both take around any use of the fields below; the
+// positions (slots written or taken, slots published); where the ring is;
+// whether C may act now; and a table of requests that C posted.
+//
+// C handles only the cheapest case, on channels whose sender writes the
+// receiver's ring with its own CPU (the ring is in memory mapped here):
+// sends that fit one slot, written in place in the peer's ring, and
+// receives of messages that came in one such slot. Everything else — a
+// queued or large send, a message of several slots or a rendezvous, a
+// free, an error — is Go's. C requests that Go must take over (a receive
+// whose message is not for C) are adopted: Go posts them as ordinary
+// receives, in order, and C waits for them through Go.
+//
+// Layout (byte offsets; keep in step with capi/chfast.h):
+const (
+	fLock      = 0   // int32: 0 free, 1 held
+	fSendOK    = 4   // uint32: C may send (sender end)
+	fRecvOK    = 8   // uint32: C may post and fill receives (receiver end)
+	fHandle    = 16  // uint64: the channel's C handle (set by capi)
+	fPos       = 24  // uint64: sender: slots written; receiver: slots taken
+	fPublished = 32  // uint64: receiver: slots released to the sender
+	fRing      = 40  // uint64: sender: the receiver's ring, mapped here; receiver: our ring
+	fCount     = 48  // uint64: sender: address of the released count record {value, check}
+	fSeen      = 56  // uint64: sender: largest released count seen by C
+	fNext      = 64  // uint64: C requests handed out (sequence of the table below; receiver: receives posted)
+	fFilled    = 72  // uint64: receiver: C receives matched with a message or adopted
+	fPubAt     = 80  // uint64: receiver: the sender's count record {value, check}, mapped here (0: publish through Go)
+	fTable     = 128 // fEntries × fEntrySize: C requests
+	fEntries   = 16
+	fEntrySize = 32 // handle u64, state u64, buf u64 (then n), size u64 (or the adopted Go handle)
+	fastSize   = fTable + fEntries*fEntrySize
+)
+
+// Request entry states.
+const (
+	eFree    = 0
+	ePosted  = 1 // a receive waiting for its message
+	eDone    = 2 // complete; buf holds the bytes received
+	eAdopted = 3 // taken over by Go; size holds the Go request's handle
+)
+
+// kindOrdered in a slot's kind: the sender wrote the slot with its own CPU
+// stores, the sequence number last, so a slot whose number is here is
+// complete and needs no checksum. A channel's sender decides once
+// (direct), so the flag never appears in a ring written by puts, and a
+// stale flag can never vouch for a slot still landing.
+const kindOrdered = 0x100
+
+func (c *Channel) fw(off uintptr) *uint64 { return (*uint64)(unsafe.Add(c.fast.Ptr, off)) }
+func (c *Channel) fw32(off uintptr) *uint32 {
+	return (*uint32)(unsafe.Add(c.fast.Ptr, off))
+}
+
+// lock takes the channel: its mutex, then the fast block's lock, and
+// reads back what C changed.
+func (c *Channel) lock() {
+	c.mu.Lock()
+	c.lockFast()
+}
+
+func (c *Channel) tryLock() bool {
+	if !c.mu.TryLock() {
+		return false
+	}
+	if c.fastGone {
+		return true
+	}
+	if !atomic.CompareAndSwapInt32((*int32)(c.fast.Ptr), 0, 1) {
+		c.mu.Unlock()
+		return false
+	}
+	c.loadFast()
+	return true
+}
+
+func (c *Channel) lockFast() {
+	if c.fastGone {
+		return // released: the block may be another channel's now
+	}
+	w := (*int32)(c.fast.Ptr)
+	for i := 0; !atomic.CompareAndSwapInt32(w, 0, 1); i++ {
+		if i > 64 {
+			runtime.Gosched()
+			_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+	}
+	c.loadFast()
+}
+
+func (c *Channel) loadFast() {
+	if c.role == segbuf.Source {
+		c.tail = atomic.LoadUint64(c.fw(fPos))
+	} else {
+		c.head = atomic.LoadUint64(c.fw(fPos))
+		c.published = atomic.LoadUint64(c.fw(fPublished))
+	}
+}
+
+// unlock publishes the positions and what C may do now, and releases.
+func (c *Channel) unlock() {
+	if !c.fastGone {
+		c.storeFast()
+		atomic.StoreInt32((*int32)(c.fast.Ptr), 0)
+		if c.released {
+			// C sees the handle no more (a released block is zeroed, and
+			// recycled blocks carry their new channel's handle).
+			c.orphanAll()
+			c.fastGone = true
+			c.l.seg.Free(c.fast)
+		}
+	}
+	c.mu.Unlock()
+}
+
+func (c *Channel) storeFast() {
+	broken := c.released || c.closing || c.lingering || c.err != nil
+	if c.role == segbuf.Source {
+		atomic.StoreUint64(c.fw(fPos), c.tail)
+		ok := !broken && c.direct != nil && len(c.push) == 0 && c.p.Connected()
+		if ok {
+			atomic.StoreUint64(c.fw(fRing), uint64(uintptr(c.direct)))
+		}
+		atomic.StoreUint32(c.fw32(fSendOK), b2u(ok))
+		return
+	}
+	atomic.StoreUint64(c.fw(fPos), c.head)
+	atomic.StoreUint64(c.fw(fPublished), c.published)
+	if !c.pubKnown && c.p.Connected() {
+		// C publishes released slots itself when the sender's record is
+		// mapped here: a plain store of {value, check}, which the sender
+		// reads as any publication (the largest value whose check holds).
+		c.pubKnown = true
+		atomic.StoreUint64(c.fw(fPubAt), uint64(uintptr(c.l.e.Direct(c.p.RemoteCountGA(), 16))))
+	}
+	ok := !broken && c.free == nil && len(c.recv) == 0 && !c.msgOn && c.get == nil && c.p.Connected()
+	atomic.StoreUint32(c.fw32(fRecvOK), b2u(ok))
+}
+
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// entry is C request i of the table.
+func (c *Channel) entry(i uint64) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Add(c.fast.Ptr, fTable+(i%fEntries)*fEntrySize)), 4)
+}
+
+// cPending reports whether C posted receives that no message filled yet.
+// Called with the channel locked.
+func (c *Channel) cPending() bool { return !c.fastGone && *c.fw(fFilled) != *c.fw(fNext) }
+
+// adopt turns the receives C posted and no message filled into Go
+// receives, in order, ahead of anything posted after them; register gives
+// each its Go handle, which C then waits for. Called with the channel
+// locked, before a receive or a free is posted in Go.
+func (c *Channel) adopt() {
+	if c.role == segbuf.Source || !c.cPending() || c.handles == nil {
+		return
+	}
+	for q := *c.fw(fFilled); q != *c.fw(fNext); q++ {
+		// Every table entry from filled to posted is a posted receive.
+		e := c.entry(q)
+		r := &Request{c: c, op: opRecv, buf: *(*unsafe.Pointer)(unsafe.Pointer(&e[2])), size: e[3]}
+		if c.err != nil {
+			r.complete(0, c.err)
+		}
+		c.recv = append(c.recv, r)
+		e[3] = c.handles(r)
+		atomic.StoreUint64(&e[1], eAdopted)
+	}
+	*c.fw(fFilled) = *c.fw(fNext)
+}
+
+// fillC takes landed one-slot messages into the receives C posted, as C
+// does, so that they complete while C is not looking (its thread may be
+// in a blocking send to the very process whose message waits here); a
+// message of another kind makes Go adopt them. Called with the channel
+// locked.
+func (c *Channel) fillC() (changed bool) {
+	for c.cPending() {
+		s := slotAt(c.ring.Ptr, c.head)
+		h, ok := c.l.sum.landed(s, c.head+1)
+		if !ok {
+			return changed
+		}
+		if h.kind != slotFirst || h.n != h.total {
+			c.adopt()
+			return true
+		}
+		q := *c.fw(fFilled)
+		e := c.entry(q)
+		m := min(h.n, e[3])
+		if m > 0 {
+			copy(unsafe.Slice(*(**byte)(unsafe.Pointer(&e[2])), m), s[headerSize:headerSize+m])
+		}
+		e[2] = m
+		atomic.StoreUint64(&e[1], eDone)
+		*c.fw(fFilled) = q + 1
+		c.head++
+		c.lastTake = nanotime()
+		changed = true
+	}
+	return changed
+}
+
+// Adopt hands the receives C posted on the channel to Go (C asks when
+// their messages are not for it, or when it stops waiting by itself).
+func (c *Channel) Adopt() {
+	c.lock()
+	c.adopt()
+	c.progress(false)
+	c.unlockKick()
+}
+
+// Publish tells the sender about slots C took (C asks when half the ring
+// is released).
+func (c *Channel) Publish() {
+	c.lock()
+	c.force = true
+	c.progress(false)
+	c.unlockKick()
+}
+
+// SetFast gives the fast block the channel's C handle, the function that
+// gives adopted requests their handles, and the one that keeps C requests
+// alive once the end or its handle is gone (orphans): C may act from now
+// on.
+func (c *Channel) SetFast(handle uint64, handles func(*Request) uint64, orphan func(h, gh uint64)) {
+	c.lock()
+	atomic.StoreUint64(c.fw(fHandle), handle)
+	c.handles, c.orphan = handles, orphan
+	c.unlock()
+}
+
+// orphanAll hands every C request still in the table to Go: C will not
+// find them any more (the end is released, or its handle forgotten), but
+// they may still be waited for. Called with the channel locked.
+func (c *Channel) orphanAll() {
+	if c.fastGone || c.orphan == nil {
+		return
+	}
+	c.adopt()
+	for i := uint64(0); i < fEntries; i++ {
+		e := c.entry(i)
+		switch atomic.LoadUint64(&e[1]) {
+		case eDone:
+			r := &Request{c: c, op: opRecv}
+			r.complete(e[2], nil)
+			c.orphan(e[0], c.handles(r))
+		case eAdopted:
+			c.orphan(e[0], e[3])
+		}
+		atomic.StoreUint64(&e[1], eFree)
+	}
+	atomic.StoreUint64(c.fw(fHandle), 0) // C finds nothing here any more
+}
+
+// Forget is called when the channel's handle goes: C requests live on in
+// Go.
+func (c *Channel) Forget() {
+	c.lock()
+	c.orphanAll()
+	c.unlock()
+}
+
+// Fast is the channel's fast block, for a C fast path in this process.
+func (c *Channel) Fast() unsafe.Pointer { return c.fast.Ptr }

@@ -1,0 +1,103 @@
+package ch
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+	_ "github.com/libacp/libacp/core/memnet"
+	"github.com/libacp/libacp/ml/segbuf"
+)
+
+// Receives posted in the fast block's table (as capi/chfast.c posts them)
+// are filled by Go's progress with one-slot messages, in order, and
+// adopted as Go receives when a message of several slots comes.
+func TestFastTableFilledAndAdopted(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
+	sizes := []int{100, 10000, 7}
+	msg := func(i int) []byte { return bytes.Repeat([]byte{byte(i + 1)}, sizes[i]) }
+	w.Run(func(r int, e *core.Engine) error {
+		s, err := segbuf.Start(e)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = s.Stop() }()
+		c, err := New(s).Create(0, 1)
+		if err != nil {
+			return err
+		}
+		if r == 0 {
+			for i := range sizes {
+				b, err := unix.Mmap(-1, 0, sizes[i], unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+				if err != nil {
+					return err
+				}
+				copy(b, msg(i))
+				q, err := c.Send(unsafe.Pointer(&b[0]), uint64(len(b)))
+				if err != nil {
+					return err
+				}
+				if _, err := q.Wait(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		adopted := map[uint64]*Request{}
+		c.SetFast(1, func(q *Request) uint64 {
+			id := uint64(len(adopted) + 1)
+			adopted[id] = q
+			return id
+		}, nil)
+		buf, err := unix.Mmap(-1, 0, 3*16384, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return err
+		}
+		// Post three receives the way C does.
+		c.lock()
+		for i := range sizes {
+			ent := c.entry(uint64(i))
+			ent[0], ent[2], ent[3] = uint64(1)<<63|uint64(i), uint64(uintptr(unsafe.Pointer(&buf[i*16384]))), 16384
+			atomic.StoreUint64(&ent[1], ePosted)
+		}
+		*c.fw(fNext) = uint64(len(sizes))
+		c.unlock()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c.lock()
+			c.progress(false)
+			first, second := atomic.LoadUint64(&c.entry(0)[1]), atomic.LoadUint64(&c.entry(1)[1])
+			c.unlock()
+			if first == eDone && second == eAdopted {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("entries are %d and %d", first, second)
+			}
+		}
+		if n := c.entry(0)[2]; n != uint64(sizes[0]) || !bytes.Equal(buf[:n], msg(0)) {
+			return fmt.Errorf("first message: %d bytes", n)
+		}
+		require.Equal(t, uint64(eAdopted), atomic.LoadUint64(&c.entry(2)[1]), "everything after an adopted receive is adopted")
+		for i := 1; i < len(sizes); i++ {
+			q := adopted[c.entry(uint64(i))[3]]
+			if q == nil {
+				return fmt.Errorf("receive %d has no Go request", i)
+			}
+			n, err := q.Wait()
+			if err != nil || n != uint64(sizes[i]) || !bytes.Equal(buf[i*16384:i*16384+sizes[i]], msg(i)) {
+				return fmt.Errorf("receive %d: %d bytes, %v", i, n, err)
+			}
+		}
+		return nil
+	})
+	w.Close()
+}
