@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,13 @@ func bindCPUs(c *config) ([]int, error) {
 	}
 	policy := s.String("bind")
 	if policy == "none" {
+		return nil, nil
+	}
+	if policy == "auto" && !sharedMemoryAllowed(c) {
+		// The ranks of this host then talk through a network transport,
+		// whose progress goroutine receives for a target that does not
+		// call ACP: pinned, it shares its rank's CPU with the rank's busy
+		// wait (large UDP messages took twice as long).
 		return nil, nil
 	}
 	var set unix.CPUSet
@@ -71,4 +79,22 @@ func startPinned(start func() error, cpu int) error {
 	}
 	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
 	return start()
+}
+
+// sharedMemoryAllowed reports whether the transports chosen
+// (--acp-transports / ACP_TRANSPORTS; default: all) include shm.
+func sharedMemoryAllowed(c *config) bool {
+	v, ok := c.env["ACP_TRANSPORTS"]
+	if !ok {
+		v, ok = os.LookupEnv("ACP_TRANSPORTS")
+	}
+	if !ok || strings.TrimSpace(v) == "" {
+		return true
+	}
+	for _, t := range strings.Split(v, ",") {
+		if strings.TrimSpace(t) == "shm" {
+			return true
+		}
+	}
+	return false
 }
