@@ -489,20 +489,15 @@ func (e *endpoint) asyncEvents(d *device) {
 // completions mean the peer's adapter acknowledged them), nothing queued,
 // no answer outstanding.
 func (e *endpoint) Quiesce(deadline time.Time) error {
-	for i := 0; ; i++ {
+	busy := core.DrainUntil(deadline, func() int {
 		e.mu.Lock()
-		busy := e.busyPeer()
-		e.mu.Unlock()
-		if busy < 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("ib: rank %d did not acknowledge our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy))
-		}
-		if !e.progress() && i > 100 {
-			time.Sleep(20 * time.Microsecond)
-		}
+		defer e.mu.Unlock()
+		return e.busyPeer()
+	}, e.progress)
+	if busy >= 0 {
+		return fmt.Errorf("ib: rank %d did not acknowledge our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy))
 	}
+	return nil
 }
 
 // busyPeer returns a peer with unfinished work, or -1. Locked.

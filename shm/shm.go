@@ -363,39 +363,30 @@ func (e *endpoint) Poll() bool { return e.progress() }
 
 // Quiesce implements core.Transport: everything we wrote was consumed.
 func (e *endpoint) Quiesce(deadline time.Time) error {
-	for i := 0; ; i++ {
-		busy := -1
-		e.mu.Lock()
-		for _, p := range e.backlog {
-			if len(p.pending) > 0 || len(p.streams) > 0 {
-				busy = p.idx
-			}
-		}
-		if busy < 0 {
-			for k := range e.peers {
-				if p := e.peers[k].Load(); p != nil && !p.out.empty() {
-					busy = k
-					break
-				}
-			}
-		}
-		if busy < 0 && len(e.ops) > 0 {
-			for _, o := range e.ops {
-				busy = o.peer.idx
-				break
-			}
-		}
-		e.mu.Unlock()
-		if busy < 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("shm: rank %d did not take our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy))
-		}
-		if !e.progress() && i > 100 {
-			time.Sleep(20 * time.Microsecond)
+	if busy := core.DrainUntil(deadline, e.busyPeer, e.progress); busy >= 0 {
+		return fmt.Errorf("shm: rank %d did not take our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy))
+	}
+	return nil
+}
+
+// busyPeer returns a peer we still have work for, or -1.
+func (e *endpoint) busyPeer() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.backlog {
+		if len(p.pending) > 0 || len(p.streams) > 0 {
+			return p.idx
 		}
 	}
+	for k := range e.peers {
+		if p := e.peers[k].Load(); p != nil && !p.out.empty() {
+			return k
+		}
+	}
+	for _, o := range e.ops {
+		return o.peer.idx
+	}
+	return -1
 }
 
 // Close implements core.Transport.

@@ -287,26 +287,25 @@ func (e *endpoint) partial() bool {
 
 // Quiesce implements core.Transport.
 func (e *endpoint) Quiesce(deadline time.Time) error {
-	for i := 0; ; i++ {
+	if busy := core.DrainUntil(deadline, e.busyPeer, e.progress); busy >= 0 {
 		e.mu.Lock()
-		var busy *peer
-		for _, p := range e.active {
-			if p.busy() {
-				busy = p
-				break
-			}
-		}
+		addr := e.peers[busy].ipText
 		e.mu.Unlock()
-		if busy == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("udp: rank %d (%s) did not acknowledge our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy.idx), busy.ipText)
-		}
-		if !e.progress() && i > 100 {
-			time.Sleep(20 * time.Microsecond)
+		return fmt.Errorf("udp: rank %d (%s) did not acknowledge our last messages in time (--acp-peer-timeout)", e.host.PeerRank(busy), addr)
+	}
+	return nil
+}
+
+// busyPeer returns a peer with datagrams not yet acknowledged, or -1.
+func (e *endpoint) busyPeer() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.active {
+		if p.busy() {
+			return p.idx
 		}
 	}
+	return -1
 }
 
 // Close implements core.Transport.
