@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -367,7 +368,14 @@ func (e *Engine) Inquire(h Handle) bool {
 	if q.done.Load() >= target {
 		return false
 	}
-	e.poll()
+	if !e.poll() && e.inquiries.Add(1)%64 == 0 {
+		// Threads that loop on acp_inquire enter Go so often that they
+		// keep every P between calls, and a runnable goroutine would
+		// never run: the progress goroutine, which may hold a transport's
+		// poll lock that those threads' polls then skip. Hand the P over
+		// now and then.
+		runtime.Gosched()
+	}
 	return q.done.Load() < target
 }
 
@@ -420,6 +428,11 @@ func (e *Engine) waitUntil(cond func() bool) {
 		}
 	}
 	for i := 0; ; i++ {
+		if i&15 == 15 {
+			// As in Inquire: let a goroutine waiting for a P (one that
+			// holds a poll lock, perhaps) run.
+			runtime.Gosched()
+		}
 		osYield()
 		if e.poll() {
 			start = time.Now()

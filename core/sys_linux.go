@@ -21,7 +21,9 @@ func Yield() {
 // osYield gives the CPU to another runnable thread, keeping the P. Waits
 // in the application's thread use it: that goroutine is locked to its C
 // thread, and handing its P away would cost two thread switches per turn
-// (and it polls the transports itself, so nothing waits for its P).
+// (it polls the transports itself). Now and then they hand the P over all
+// the same (runtime.Gosched): a goroutine that holds a transport's poll
+// lock may be waiting for one.
 func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // mapAnon maps size bytes of zeroed private memory outside the Go heap.
