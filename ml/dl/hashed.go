@@ -830,21 +830,18 @@ func (k Kind) insertAll(a *heap.Access, h Hashed, dir []core.GA, es []entry) err
 // into h1, which keeps existing map values and adds multiset counters. A
 // container merged into itself stays as it is.
 func (l *Library) MergeHashed(k Kind, h1, h2 Hashed, local bool) error {
-	if h1.GA == h2.GA {
-		return nil
-	}
-	return l.call(func(a *heap.Access) error {
-		dir1, err := directory(a, h1)
-		if err != nil {
-			return err
-		}
-		return k.take(a, h2, local, false, func(es []entry) error { return k.insertAll(a, h1, dir1, es) })
-	})
+	return l.transferHashed(k, h1, h2, local, false)
 }
 
 // MoveHashed is acp_move_set etc. (and _local): like merge, and h2 (its
 // local tables) is emptied.
 func (l *Library) MoveHashed(k Kind, h1, h2 Hashed, local bool) error {
+	return l.transferHashed(k, h1, h2, local, true)
+}
+
+// transferHashed inserts h2's entries into h1, emptying h2's tables when
+// empty is set.
+func (l *Library) transferHashed(k Kind, h1, h2 Hashed, local, empty bool) error {
 	if h1.GA == h2.GA {
 		return nil
 	}
@@ -853,7 +850,7 @@ func (l *Library) MoveHashed(k Kind, h1, h2 Hashed, local bool) error {
 		if err != nil {
 			return err
 		}
-		return k.take(a, h2, local, true, func(es []entry) error { return k.insertAll(a, h1, dir1, es) })
+		return k.take(a, h2, local, empty, func(es []entry) error { return k.insertAll(a, h1, dir1, es) })
 	})
 }
 
