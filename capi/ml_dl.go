@@ -372,7 +372,7 @@ func goacpdl_erase_vector(v C.acp_ga_t, i C.int, size C.size_t) {
 }
 
 // goacpdl_erase_range_vector returns 1 when the result is start (the
-// range was erased), 0 when it is end.
+// range was erased), 0 when it is end (ml/dl decides).
 //
 //export goacpdl_erase_range_vector
 func goacpdl_erase_range_vector(s C.acp_ga_t, si C.int, e C.acp_ga_t, ei C.int) C.int {
@@ -380,15 +380,10 @@ func goacpdl_erase_range_vector(s C.acp_ga_t, si C.int, e C.acp_ga_t, ei C.int) 
 	if l == nil {
 		return 0
 	}
-	if s != e || si >= ei {
-		if s != e {
-			dlFailed(l, "acp_erase_range_vector", dl.ErrDifferent)
-		}
-		return 0
-	}
-	_, err := l.EraseRangeVector(vit(s, si), vit(e, ei))
-	dlFailed(l, "acp_erase_range_vector("+hexGA(s)+", "+u(si)+", "+u(ei)+")", err)
-	return 1
+	end := vit(e, ei)
+	it, err := l.EraseRangeVector(vit(s, si), end)
+	dlFailed(l, "acp_erase_range_vector("+hexGA(s)+", "+u(si)+", "+hexGA(e)+", "+u(ei)+")", err)
+	return b2i(it != end)
 }
 
 //export goacpdl_insert_vector
@@ -534,15 +529,10 @@ func goacpdl_erase_range_deque(s C.acp_ga_t, si C.int, e C.acp_ga_t, ei C.int) C
 	if l == nil {
 		return 0
 	}
-	if s != e || si >= ei {
-		if s != e {
-			dlFailed(l, "acp_erase_range_deque", dl.ErrDifferent)
-		}
-		return 0
-	}
-	_, err := l.EraseRangeDeque(dit(s, si), dit(e, ei))
-	dlFailed(l, "acp_erase_range_deque("+hexGA(s)+", "+u(si)+", "+u(ei)+")", err)
-	return 1
+	end := dit(e, ei)
+	it, err := l.EraseRangeDeque(dit(s, si), end)
+	dlFailed(l, "acp_erase_range_deque("+hexGA(s)+", "+u(si)+", "+hexGA(e)+", "+u(ei)+")", err)
+	return b2i(it != end)
 }
 
 //export goacpdl_insert_deque

@@ -118,6 +118,13 @@ static void scenario(int R, int R2, int S)
     CHECK_INTS(w[0], w[1] / 4, "erase_range", 305, 402);
     it = acp_erase_range_vector(acp_advance_vector_it(b, 4), b);
     CHECK_INT(it.index, 0, "empty erase_range returns end");
+    /* Ends in two vectors: nothing erased, the result is end. */
+    acp_vector_it_t e2 = acp_end_vector(v2);
+    it = acp_erase_range_vector(acp_begin_vector(v), e2);
+    CHECK_HEX(it.vector.ga, e2.vector.ga, "erase_range over two vectors returns end");
+    CHECK_INT(it.index, e2.index, "erase_range over two vectors returns end");
+    cb(v, w);
+    CHECK_INTS(w[0], w[1] / 4, "erase_range over two vectors erases nothing", 305, 402);
     /* A range inside the same vector. */
     acp_assign_range_vector(v2, acp_advance_vector_it(b2, 8), acp_advance_vector_it(b2, 16));
     cb(v2, w);
