@@ -170,20 +170,9 @@ func New(cfg Config) (*Engine, error) {
 
 func (e *Engine) openTransports() error {
 	s := e.cfg.Settings
-	var infos []TransportInfo
-	if v := strings.TrimSpace(s.String("transports")); v != "" {
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(strings.ToLower(n)); n == "" {
-				continue
-			}
-			info, ok := LookupTransport(n)
-			if !ok {
-				return fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", n, strings.Join(registeredNames(), ", "))
-			}
-			infos = append(infos, info)
-		}
-	} else {
-		infos = Transports()
+	infos, err := SelectedTransports(s)
+	if err != nil {
+		return err
 	}
 	if len(infos) == 0 {
 		return errors.New("no transport is linked into this library")

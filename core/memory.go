@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -21,7 +20,7 @@ type MemoryItem struct {
 // tests compare them with real allocations. Transports report their own
 // tables (udp.MemoryUse).
 func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
-	trs, err := memoryTransports(s)
+	trs, err := SelectedTransports(s)
 	if err != nil {
 		return nil, err
 	}
@@ -52,28 +51,6 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 		{"starter memories", starters, fmt.Sprintf("--acp-size-smem, -cl and -dl, rounded up to pages, and the %d-byte engine area (barrier words); mapped, not on the Go heap", engineAreaSize)},
 	}
 	return items, nil
-}
-
-// memoryTransports are the transports acp_init would try: those named by
-// --acp-transports, or every registered one.
-func memoryTransports(s *Settings) ([]TransportInfo, error) {
-	v := strings.TrimSpace(s.String("transports"))
-	if v == "" {
-		return Transports(), nil
-	}
-	var out []TransportInfo
-	for _, name := range strings.Split(v, ",") {
-		name = strings.TrimSpace(strings.ToLower(name))
-		if name == "" {
-			continue
-		}
-		info, ok := LookupTransport(name)
-		if !ok {
-			return nil, fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", name, strings.Join(registeredNames(), ", "))
-		}
-		out = append(out, info)
-	}
-	return out, nil
 }
 
 // regTableBytes is what NewRegTable allocates for a layout.

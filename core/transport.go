@@ -2,7 +2,9 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -248,4 +250,35 @@ func Transports() []TransportInfo {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// NamedTransports are the transports --acp-transports / ACP_TRANSPORTS
+// names, in lower case, in its order, each once; nil when it names none
+// (every transport linked is then in use).
+func NamedTransports(s *Settings) []string {
+	var out []string
+	for _, n := range strings.Split(s.String("transports"), ",") {
+		if n = strings.TrimSpace(strings.ToLower(n)); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// SelectedTransports are the transports acp_init tries, best first: those
+// the settings name, or every registered one.
+func SelectedTransports(s *Settings) ([]TransportInfo, error) {
+	names := NamedTransports(s)
+	if names == nil {
+		return Transports(), nil
+	}
+	out := make([]TransportInfo, 0, len(names))
+	for _, n := range names {
+		info, ok := LookupTransport(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown transport %q in --acp-transports / ACP_TRANSPORTS (available: %s)", n, strings.Join(registeredNames(), ", "))
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }

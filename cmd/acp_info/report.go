@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -233,15 +232,10 @@ func (r *report) memory(procs []int, contacted int) error {
 // transportsInUse are the transports a job would open: ACP_TRANSPORTS, or
 // every one linked.
 func transportsInUse(s *core.Settings) []string {
-	var out []string
-	if v := strings.TrimSpace(s.String("transports")); v != "" {
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(strings.ToLower(n)); n != "" && !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-		return out
+	if names := core.NamedTransports(s); names != nil {
+		return names
 	}
+	var out []string
 	for _, t := range core.Transports() {
 		out = append(out, t.Name)
 	}

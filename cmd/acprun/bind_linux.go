@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
+	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
 )
 
 // Binding. Two ranks that share a CPU while another CPU runs something
@@ -19,22 +21,20 @@ import (
 
 // bindCPUs returns the CPU of each rank, or nil: nobody is pinned.
 func bindCPUs(c *config) ([]int, error) {
+	// The settings as the ranks will see them: environment, then the
+	// command line's --acp-* options.
 	s := librarySettings()
-	if v, ok := os.LookupEnv("ACP_BIND"); ok {
-		if err := s.Set("bind", v, "environment"); err != nil {
-			return nil, err
-		}
+	if err := s.LoadEnv(os.LookupEnv); err != nil {
+		return nil, err
 	}
-	if v, ok := c.env["ACP_BIND"]; ok {
-		if err := s.Set("bind", v, "command line"); err != nil {
-			return nil, err
-		}
+	if err := s.LoadEnv(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }); err != nil {
+		return nil, err
 	}
 	policy := s.String("bind")
 	if policy == "none" {
 		return nil, nil
 	}
-	if policy == "auto" && !sharedMemoryAllowed(c) {
+	if names := core.NamedTransports(s); policy == "auto" && names != nil && !slices.Contains(names, "shm") {
 		// The ranks of this host then talk through a network transport,
 		// whose progress goroutine receives for a target that does not
 		// call ACP: pinned, it shares its rank's CPU with the rank's busy
@@ -79,22 +79,4 @@ func startPinned(start func() error, cpu int) error {
 	}
 	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
 	return start()
-}
-
-// sharedMemoryAllowed reports whether the transports chosen
-// (--acp-transports / ACP_TRANSPORTS; default: all) include shm.
-func sharedMemoryAllowed(c *config) bool {
-	v, ok := c.env["ACP_TRANSPORTS"]
-	if !ok {
-		v, ok = os.LookupEnv("ACP_TRANSPORTS")
-	}
-	if !ok || strings.TrimSpace(v) == "" {
-		return true
-	}
-	for _, t := range strings.Split(v, ",") {
-		if strings.TrimSpace(t) == "shm" {
-			return true
-		}
-	}
-	return false
 }
