@@ -557,15 +557,22 @@ static void bw_setup(void)
     acp_sync();
 }
 
+/* Fills a window of w messages of n bytes: message j carries the pattern
+ * of seed n + j, which check_msg verifies. */
+static void fill_window(uint8_t *buf, size_t n, int w)
+{
+    for (int j = 0; j < w; j++)
+        for (size_t i = 0; i < n; i++)
+            buf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+}
+
 /* Reference: W puts of n bytes, acp_complete, then a 1-byte flag; the peer
  * answers with a 1-byte flag. Returns seconds per window. */
 static double put_bw(size_t n, int w, int windows)
 {
     volatile uint8_t *flag = bw_buf + flag_pos();
     if (me == 0)
-        for (int j = 0; j < w; j++)
-            for (size_t i = 0; i < n; i++)
-                bw_buf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+        fill_window(bw_buf, n, w);
     acp_sync();
     double t0 = 0;
     if (me <= 1) {
@@ -607,9 +614,7 @@ static double put_bw(size_t n, int w, int windows)
 static double ch_bw(size_t n, int w, int windows, uint8_t *sbuf, uint8_t *rbuf, acp_request_t *req, size_t *got)
 {
     if (me == 0)
-        for (int j = 0; j < w; j++)
-            for (size_t i = 0; i < n; i++)
-                sbuf[(size_t)j * n + i] = pat(n + (size_t)j, i);
+        fill_window(sbuf, n, w);
     acp_sync();
     double t0 = 0;
     if (me <= 1) {
@@ -743,13 +748,12 @@ static void copy_bw(int nprocs, int put)
     }
     for (size_t n = 1; n <= max_size; n *= 2) {
         int w = window_for(n), windows = windows_for(n, w);
-        if (me == (put ? 0 : 1))
-            for (int j = 0; j < w; j++) {
-                for (size_t i = 0; i < n; i++)
-                    bw_buf[(size_t)j * n + i] = pat(n + (size_t)j, i);
-                /* first and last byte: the message's mark, as check_msg wants */
+        if (me == (put ? 0 : 1)) {
+            fill_window(bw_buf, n, w);
+            /* first and last byte: the message's mark, as check_msg wants */
+            for (int j = 0; j < w; j++)
                 bw_buf[(size_t)j * n] = bw_buf[(size_t)j * n + n - 1] = bw_mark(n, j);
-            }
+        }
         acp_sync();
         double t0 = 0;
         if (me == 0) {
