@@ -58,14 +58,12 @@ type Engine struct {
 	// arrive after that (the peer finished its start-up exchange, which
 	// needs ours), but through a socket: the flag makes the order one the
 	// Go memory model (and the race detector) sees.
-	routed atomic.Bool
-	// inquiries counts acp_inquire calls that found work outstanding.
-	inquiries atomic.Uint32
-	log2phys  []int32 // nil while logical == physical
-	phys2log  []int32 // likewise
-	regs      *RegTable
-	starters  [NumStarters][]byte
-	colors    int
+	routed   atomic.Bool
+	log2phys []int32 // nil while logical == physical
+	phys2log []int32 // likewise
+	regs     *RegTable
+	starters [NumStarters][]byte
+	colors   int
 	// startersShared: the starter memories belong to a transport (shared
 	// with peers), which releases them.
 	startersShared bool

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -368,9 +369,10 @@ func (e *Engine) Inquire(h Handle) bool {
 	if q.done.Load() >= target {
 		return false
 	}
-	if !e.poll() && e.inquiries.Add(1)%64 == 0 {
+	if !e.poll() && rand.Uint32()%64 == 0 {
 		// Threads that loop on acp_inquire enter Go so often that they
-		// keep every P between calls, and a runnable goroutine would
+		// keep every P between calls (a random draw, not a shared counter
+		// those threads would all write), and a runnable goroutine would
 		// never run: the progress goroutine, which may hold a transport's
 		// poll lock that those threads' polls then skip. Hand the P over
 		// now and then.
