@@ -585,28 +585,9 @@ func readKey(a *heap.Access, key Element) ([]byte, error) {
 // FindHashed is acp_find_set etc.
 func (l *Library) FindHashed(k Kind, h Hashed, key Element) (HashedIt, error) {
 	res := h.End()
-	err := l.call(func(a *heap.Access) error {
-		kb, err := readKey(a, key)
-		if err != nil {
-			return err
-		}
-		dir, err := directory(a, h)
-		if err != nil {
-			return err
-		}
-		i, s := h.place(kb)
-		sga := slotGA(dir[i], s)
-		return withSlot(a, sga, func() error {
-			sh, err := readSlot(a, sga)
-			if err != nil {
-				return err
-			}
-			nd, ok, err := k.find(a, sh, kb)
-			if ok {
-				res = HashedIt{h, i, s, nd.ga}
-			}
-			return err
-		})
+	err := l.retrieve(k, h, key, func(_ *heap.Access, it HashedIt, _ hnode) error {
+		res = it
+		return nil
 	})
 	return res, err
 }
@@ -741,7 +722,7 @@ func (l *Library) RemoveHashed(k Kind, h Hashed, key Element, all bool) error {
 // RetrieveMultiset is acp_retrieve_multiset: the key's counter, 0 if
 // absent.
 func (l *Library) RetrieveMultiset(h Hashed, key Element) (n uint64, err error) {
-	err = l.retrieve(KindMultiset, h, key, func(a *heap.Access, nd hnode) error {
+	err = l.retrieve(KindMultiset, h, key, func(_ *heap.Access, _ HashedIt, nd hnode) error {
 		n = nd.w2
 		return nil
 	})
@@ -751,14 +732,16 @@ func (l *Library) RetrieveMultiset(h Hashed, key Element) (n uint64, err error) 
 // RetrieveMap is acp_retrieve_map: copies at most out.Size bytes of the
 // key's value to out.GA and returns the value's full length (0 if absent).
 func (l *Library) RetrieveMap(h Hashed, key, out Element) (n uint64, err error) {
-	err = l.retrieve(KindMap, h, key, func(a *heap.Access, nd hnode) error {
+	err = l.retrieve(KindMap, h, key, func(a *heap.Access, _ HashedIt, nd hnode) error {
 		n = KindMap.valLen(nd)
 		return a.Copy(out.GA, KindMap.keyGA(nd)+core.GA(nd.w3), min(n, out.Size))
 	})
 	return n, err
 }
 
-func (l *Library) retrieve(k Kind, h Hashed, key Element, fn func(a *heap.Access, nd hnode) error) error {
+// retrieve finds key's element and, when there is one, calls fn with it
+// (its iterator and node) while its slot is locked.
+func (l *Library) retrieve(k Kind, h Hashed, key Element, fn func(a *heap.Access, it HashedIt, nd hnode) error) error {
 	return l.call(func(a *heap.Access) error {
 		kb, err := readKey(a, key)
 		if err != nil {
@@ -779,7 +762,7 @@ func (l *Library) retrieve(k Kind, h Hashed, key Element, fn func(a *heap.Access
 			if err != nil || !found {
 				return err
 			}
-			return fn(a, nd)
+			return fn(a, HashedIt{h, i, s, nd.ga}, nd)
 		})
 	})
 }
