@@ -86,10 +86,10 @@ func (r *Request) Wait() (uint64, error) {
 // Step implements segbuf.Waiter: progress on the request's channel. While
 // the request's message is being copied from the sender, it waits for
 // that copy the basic layer's way, which wakes up as soon as it completes.
-func (r *Request) Step() {
+func (r *Request) Step() bool {
 	c := r.c
 	c.lock()
-	c.progress(false)
+	changed := c.progress(false)
 	h := core.HandleNull
 	if g := c.get; g != nil && g.r == r {
 		h = g.h
@@ -97,7 +97,9 @@ func (r *Request) Step() {
 	c.unlock()
 	if h != core.HandleNull {
 		c.l.e.Complete(h)
+		changed = true
 	}
+	return changed
 }
 
 // Channel is this process's end of a channel (acp_ch_t).

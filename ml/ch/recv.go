@@ -197,7 +197,11 @@ func (c *Channel) progressGet() (ok, changed bool) {
 	c.get = nil
 	c.popRecv()
 	c.head++
-	c.force = true // the sender waits for this release to reuse its buffer
+	// The sender waits for this release to reuse its buffer, and to write
+	// the next announcement into the freed slot: telling it now, before
+	// the next message's copy, keeps the ring full while we copy.
+	c.force = true
+	c.publish(false)
 	g.r.complete(g.n, nil)
 	return true, true
 }

@@ -195,32 +195,43 @@ func (l *Lib) stopProgress() {
 }
 
 // Waiter is something a thread waits for: Done reports whether it
-// happened, Step makes progress towards it.
+// happened, Step makes progress towards it and reports whether anything
+// changed.
 type Waiter interface {
 	Done() bool
-	Step()
+	Step() bool
 }
 
 // Wait blocks until w is done, stepping it between checks and polling
 // every endpoint now and then, so that a thread waiting on one channel also
-// moves the others. It spins (yielding the CPU every few turns) for a
-// while, then sleeps with growing intervals.
+// moves the others. It spins (yielding the CPU every few turns) until
+// nothing has changed for a while, then sleeps with growing intervals. A
+// wait that sees steady progress keeps spinning however long it lasts: a
+// sender waiting on a window of large messages refills the ring as the
+// receiver releases slots, and a sleeping sender would leave the receiver
+// idle for a wake-up's time (hundreds of microseconds on a busy machine)
+// at every refill.
 func (l *Lib) Wait(w Waiter) {
 	l.prog.waiters.Add(1)
 	defer l.prog.waiters.Add(-1)
 	start, busy := time.Now(), l.e.SpinTime()
+	moved := false
 	for i := 1; ; i++ {
 		if w.Done() {
 			return
 		}
-		w.Step()
+		if w.Step() {
+			moved = true
+		}
 		if w.Done() {
 			return
 		}
 		if i%32 == 0 {
 			// Stands in for the background goroutine, which stays away
 			// while someone waits.
-			l.progressAll(true)
+			if c, _ := l.progressAll(true); c || moved {
+				start, moved = time.Now(), false
+			}
 			waited := time.Since(start)
 			if waited > spinFor {
 				break
@@ -233,7 +244,9 @@ func (l *Lib) Wait(w Waiter) {
 	sleep := minSleep
 	for {
 		time.Sleep(sleep)
-		w.Step()
+		if w.Step() {
+			sleep = minSleep
+		}
 		if w.Done() {
 			return
 		}
@@ -251,11 +264,11 @@ func (l *Lib) Wait(w Waiter) {
 // waitFunc adapts two functions to a Waiter.
 type waitFunc struct {
 	done func() bool
-	step func()
+	step func() bool
 }
 
 func (w waitFunc) Done() bool { return w.done() }
-func (w waitFunc) Step()      { w.step() }
+func (w waitFunc) Step() bool { return w.step() }
 
 // yield gives the CPU to another thread: on an oversubscribed machine the
 // peer process and the transport's progress need it.

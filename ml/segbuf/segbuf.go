@@ -102,10 +102,10 @@ func (s *Segbuf) progress() bool {
 	return changed
 }
 
-func (s *Segbuf) step() {
+func (s *Segbuf) step() bool {
 	s.mu.Lock()
-	s.progress()
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.progress()
 }
 
 // Abandon implements Poller.
