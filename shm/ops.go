@@ -512,15 +512,15 @@ func (e *endpoint) answer(typ uint8, b []byte) {
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	sleeping, futex := e.u32(hdrSleeping), e.u32(hdrFutex)
-	last := time.Now()
+	gate := core.NewIdleGate(e.spin)
 	for !e.closed.Load() {
 		now := time.Now()
 		e.beat(now)
 		if e.progress() {
-			last = now
+			gate.Worked(now)
 			continue
 		}
-		if time.Since(last) < e.spin {
+		if !gate.MaySleep(now) {
 			core.Yield()
 			continue
 		}

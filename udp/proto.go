@@ -704,13 +704,13 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 // one waits to be woken and scheduled (tens of microseconds there).
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
-	last := time.Now()
+	gate := core.NewIdleGate(e.spin)
 	for !e.closed.Load() {
 		if e.progress() {
-			last = time.Now()
+			gate.Worked(time.Now())
 			continue
 		}
-		if time.Since(last) < e.spin {
+		if !gate.MaySleep(time.Now()) {
 			core.Yield()
 			continue
 		}
