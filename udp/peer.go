@@ -45,6 +45,9 @@ type peer struct {
 
 	lastHeard    time.Time // when a datagram from it last arrived
 	lastProgress time.Time // when it last acknowledged something new
+	// quietUntil: after a timeout, no other datagram to this peer is
+	// retransmitted before this time (see checkTimers).
+	quietUntil time.Time
 }
 
 // dueAt is when d counts as lost without an acknowledgement. The clock

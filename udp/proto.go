@@ -463,6 +463,7 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 		}
 		d.acked = true
 		p.lastProgress = now
+		p.quietUntil = time.Time{} // the peer is taking datagrams again
 		p.inflightBytes -= d.size()
 		if d.retries == 0 {
 			p.updateRTT(now.Sub(d.sentAt))
@@ -548,6 +549,14 @@ func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
 }
 
 // checkTimers retransmits what timed out and gives up on silent peers.
+//
+// One timeout retransmits one datagram, the oldest, and then the peer's
+// other datagrams wait for that one's (doubled) timeout or for progress,
+// as TCP does: when a receiver is off the CPU for longer than the timeout
+// while it takes a burst, every datagram of the burst falls due at once,
+// and sending them all again would double the traffic just when the
+// receiver is behind. A real loss inside a stream is repaired sooner, by
+// the selective acknowledgements of later datagrams (fast retransmit).
 func (e *endpoint) checkTimers(now time.Time) {
 	next := now.Add(time.Hour)
 	for _, p := range e.active {
@@ -563,11 +572,17 @@ func (e *endpoint) checkTimers(now time.Time) {
 				}
 				continue
 			}
-			if due := p.dueAt(d); !due.After(now) {
+			due := p.dueAt(d)
+			if !due.After(now) && !now.Before(p.quietUntil) {
 				e.retransmit(p, d, now)
 				lost = true
+				p.quietUntil = now.Add(d.rto)
+				due = p.dueAt(d)
 			}
-			if due := p.dueAt(d); due.Before(next) {
+			if due.Before(p.quietUntil) {
+				due = p.quietUntil
+			}
+			if due.Before(next) {
 				next = due
 			}
 		}
