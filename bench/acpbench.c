@@ -64,9 +64,9 @@
  * Starter memory: acprun gives 1024 bytes per rank by default, so acpbench
  * appends "--acp-size-smem <2 * max + 4096>" to the arguments it passes to
  * acp_init, unless the command line already has --acp-size-smem. The
- * channel benchmarks also append "--acp-size-smem-cl 1048576" (unless
- * given): the communication library keeps channel rings there when it has
- * room, and same-host peers write starter memory with a plain memory copy.
+ * channel benchmarks run with the library's defaults (channel rings in the
+ * ring pool that --acp-size-cl-rings adds to the communication library's
+ * starter memory on a host).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -121,33 +121,20 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 
 /* ---- arguments ------------------------------------------------------------- */
 
-/* The communication library keeps channel rings in its starter memory
- * when there is room (same-host peers write it with a plain memory copy);
- * acprun's default of 1024 bytes holds none. */
-#define CL_STARTER ((size_t)1 << 20)
-
 /* Returns the argv to give acp_init: the program's, plus --acp-size-smem
- * (and for the channel benchmarks --acp-size-smem-cl) when the command
- * line does not set it. */
+ * when the command line does not set it. */
 static char **with_starter_size(int *argc, char **argv)
 {
-    int have = 0, have_cl = strncmp(bench, "ch", 2) != 0;
-    for (int i = 1; i < *argc; i++) {
+    int have = 0;
+    for (int i = 1; i < *argc; i++)
         have |= strcmp(argv[i], "--acp-size-smem") == 0;
-        have_cl |= strcmp(argv[i], "--acp-size-smem-cl") == 0;
-    }
-    char **out = calloc((size_t)*argc + 5, sizeof *out);
-    static char size[32], size_cl[32];
+    char **out = calloc((size_t)*argc + 3, sizeof *out);
+    static char size[32];
     snprintf(size, sizeof size, "%zu", smem_needed());
-    snprintf(size_cl, sizeof size_cl, "%zu", CL_STARTER);
     memcpy(out, argv, (size_t)*argc * sizeof *out);
     if (!have) {
         out[(*argc)++] = "--acp-size-smem";
         out[(*argc)++] = size;
-    }
-    if (!have_cl) {
-        out[(*argc)++] = "--acp-size-smem-cl";
-        out[(*argc)++] = size_cl;
     }
     out[*argc] = NULL;
     return out;

@@ -249,6 +249,11 @@ func (e *Engine) allocStarters() error {
 	// memories, so that peers can map them; otherwise they are private.
 	for _, t := range e.trs {
 		if sp, ok := t.(StarterProvider); ok {
+			sizes[SegStarterCL] = withRingPool(s, sizes[SegStarterCL])
+			if sizes[SegStarterCL] > e.layout.MaxOffset() {
+				return fmt.Errorf("communication-library starter memory of %d bytes (with --acp-size-cl-rings) exceeds the %d bytes a GA can address in a %d-process job; lower --acp-size-smem-cl / ACP_SIZE_SMEM_CL or --acp-size-cl-rings / ACP_SIZE_CL_RINGS",
+					sizes[SegStarterCL], e.layout.MaxOffset(), e.nprocs)
+			}
 			mem, err := sp.Starters(sizes)
 			if err != nil {
 				return fmt.Errorf("cannot allocate starter memory of %d+%d+%d bytes in %s: %v; lower --acp-size-smem, --acp-size-smem-cl, --acp-size-smem-dl",
@@ -284,6 +289,18 @@ func (e *Engine) allocStarters() error {
 		}
 	}
 	return nil
+}
+
+// withRingPool is the size of the communication library's starter memory
+// where peers map it: the configured size plus --acp-size-cl-rings, so
+// that channel rings land where same-host peers write them with plain
+// stores (and the C fast paths apply) even with the small default. A
+// configured size of 0 (no communication library) stays 0.
+func withRingPool(s *Settings, cl uint64) uint64 {
+	if cl == 0 {
+		return 0
+	}
+	return cl + s.Uint("size-cl-rings")
 }
 
 func (e *Engine) freeStarters() {
@@ -554,6 +571,13 @@ func (e *Engine) starterGA(rank, seg int) (GA, error) {
 
 // StarterMemory returns this process's starter region seg (0..2).
 func (e *Engine) StarterMemory(seg int) []byte { return e.starters[seg] }
+
+// StarterSetting is the starter memory size the settings ask for (seg 0..2):
+// the communication library's region can be larger (--acp-size-cl-rings),
+// and the minimum it needs applies to what the user asked for.
+func (e *Engine) StarterSetting(seg int) uint64 {
+	return e.cfg.Settings.Uint([...]string{"size-smem", "size-smem-cl", "size-smem-dl"}[seg])
+}
 
 // Register makes [p, p+size) accessible to every rank. The key is the GA of
 // the region's first byte. Every call creates an independent registration,

@@ -35,10 +35,16 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 		return nil, err
 	}
 	depth := s.Int("queue-depth")
-	starters := uint64(engineAreaSize)
-	for _, name := range []string{"size-smem", "size-smem-cl", "size-smem-dl"} {
-		starters += pageRound(s.Uint(name))
+	shared := false
+	for _, t := range trs {
+		shared = shared || t.SharesStarters
 	}
+	starters := uint64(engineAreaSize) + pageRound(s.Uint("size-smem")) + pageRound(s.Uint("size-smem-dl"))
+	cl := s.Uint("size-smem-cl")
+	if shared {
+		cl = withRingPool(s, cl)
+	}
+	starters += pageRound(cl)
 	n := uint64(nprocs)
 	items := []MemoryItem{
 		{"registration table", regTableBytes(l),
@@ -48,7 +54,7 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 		{"start-up records", n * rec,
 			fmt.Sprintf("%d processes × %d bytes (job key, colours, host id, transport addresses); held during acp_init only", nprocs, rec)},
 		{"routes", n, "1 byte per process: the transport that reaches it (8 more per process after an acp_reset that changes the ranks)"},
-		{"starter memories", starters, fmt.Sprintf("--acp-size-smem, -cl and -dl, rounded up to pages, and the %d-byte engine area (barrier words); mapped, not on the Go heap", engineAreaSize)},
+		{"starter memories", starters, fmt.Sprintf("--acp-size-smem, -cl and -dl, rounded up to pages (-cl with --acp-size-cl-rings when same-host peers map starter memory), and the %d-byte engine area (barrier words); mapped, not on the Go heap, pages touched as used", engineAreaSize)},
 	}
 	return items, nil
 }

@@ -206,6 +206,9 @@ type TransportInfo struct {
 	// the transport lets a process on which it failed to open still take
 	// part in the exchange (as absent).
 	AddressSize int
+	// SharesStarters says the transport is a StarterProvider (peers map
+	// the starter memories), for estimates made without opening it.
+	SharesStarters bool
 }
 
 var registry struct {

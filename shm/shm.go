@@ -31,6 +31,8 @@ func init() {
 		Priority:    10,
 		AddressSize: addressSize,
 		Settings:    Settings,
+		// Starters maps the starter memories for the processes of a host.
+		SharesStarters: true,
 	})
 }
 

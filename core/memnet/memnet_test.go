@@ -3,10 +3,25 @@ package memnet_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
+	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/conformance"
+	"github.com/libacp/libacp/core/coretest"
 	_ "github.com/libacp/libacp/core/memnet"
 )
 
 func TestConformance(t *testing.T) { conformance.Run(t, "memnet") }
 
 func TestConformanceShuffled(t *testing.T) { conformance.Run(t, "memnet", "memnet-shuffle=1") }
+
+// A transport that does not map starter memory gets no ring pool: the
+// rings could not be written with stores anyway.
+func TestNoRingPoolWithoutSharedStarters(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
+	defer w.Close()
+	w.Run(func(rank int, e *core.Engine) error {
+		assert.Len(t, e.StarterMemory(core.SegStarterCL), 1024)
+		return nil
+	})
+}

@@ -85,9 +85,11 @@ type recordKey struct {
 // starter memory must hold at least MinStarter bytes.
 func Start(e *core.Engine) (*Lib, error) {
 	st := e.StarterMemory(core.SegStarterCL)
-	if len(st) < MinStarter {
+	// The region may be larger than asked (a ring pool for same-host
+	// peers); the minimum applies to the size the user set.
+	if asked := e.StarterSetting(core.SegStarterCL); len(st) < MinStarter || asked < MinStarter {
 		return nil, fmt.Errorf("the communication library's starter memory of %d bytes cannot hold its mailbox (at least %d bytes); set --acp-size-smem-cl / ACP_SIZE_SMEM_CL to %d or more, or to 0 to go without channels and segmented buffers",
-			len(st), MinStarter, MinStarter)
+			min(uint64(len(st)), asked), MinStarter, MinStarter)
 	}
 	base, err := e.StarterGACL(e.Rank())
 	if err != nil {
