@@ -1,6 +1,6 @@
 /*
  * chfast.c - see chfast.h. The rules mirror ml/ch: send.go's writeSlot in
- * place (slot.go's writeOrdered), recv.go's take of a one-slot message,
+ * place (slot.go's writeOrdered), recv.go's take of a message through the ring,
  * fast.go's lock and request table, segbuf's Count and Wait.
  */
 #include <sched.h>
@@ -83,9 +83,15 @@ static uint64_t count_check(uint64_t v)
     return z ^ z >> 31;
 }
 
+/* Slots a message of size bytes takes in the ring (slot.go). */
+static uint64_t slots_for(uint64_t size)
+{
+    return size <= ACPCH_PAYLOAD ? 1 : (size + ACPCH_PAYLOAD - 1) / ACPCH_PAYLOAD;
+}
+
 uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
 {
-    if (size > ACPCH_PAYLOAD || (buf == NULL && size > 0))
+    if (size > ACPCH_EAGER_MAX || (buf == NULL && size > 0))
         return 0;
     char *f = lock_channel(ch);
     if (f == NULL)
@@ -93,28 +99,34 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
     uintptr_t h = 0;
     if (!LOAD(U32(f, ACPCH_SEND_OK)))
         goto out;
-    /* Room: the receiver released the slot (segbuf Pair.Count). */
-    uint64_t tail = *U64(f, ACPCH_POS), seen = *U64(f, ACPCH_SEEN);
+    /* Room for every slot of the message: the receiver released them
+     * (segbuf Pair.Count). */
+    uint64_t tail = *U64(f, ACPCH_POS), seen = *U64(f, ACPCH_SEEN), k = slots_for(size);
     uint64_t *rec = (uint64_t *)(uintptr_t)*U64(f, ACPCH_COUNT);
     uint64_t v = LOAD(&rec[0]), c = LOAD(&rec[1]);
     if (c == count_check(v) && v > seen)
         *U64(f, ACPCH_SEEN) = seen = v;
-    if (tail - seen >= ACPCH_SLOT_COUNT)
+    if (tail - seen + k > ACPCH_SLOT_COUNT)
         goto out;
     uint64_t q = *U64(f, ACPCH_NEXT), *e = entry(f, q);
     if (LOAD(&e[1]) != ACPCH_FREE)
         goto out;
-    /* The slot in place, its sequence number last (writeOrdered). */
-    char *s = (char *)(uintptr_t)*U64(f, ACPCH_RING) + (tail % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
-    if (size > 0)
-        memcpy(s + ACPCH_HEADER_SIZE, buf, size);
-    *(uint32_t *)(s + 8) = ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED;
-    *(uint32_t *)(s + 12) = (uint32_t)size;
-    *(uint64_t *)(s + 16) = size;
-    *(uint64_t *)(s + 24) = 0;
-    *(uint64_t *)(s + 32) = 0;
-    __atomic_store_n((uint64_t *)s, tail + 1, __ATOMIC_SEQ_CST);
-    *U64(f, ACPCH_POS) = tail + 1;
+    /* The slots in place, each one's sequence number last (writeOrdered):
+     * the first carries the size, the others their offset. */
+    char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
+    for (uint64_t i = 0, off = 0; i < k; i++, off += ACPCH_PAYLOAD) {
+        char *s = ring + ((tail + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+        uint64_t n = size - off < ACPCH_PAYLOAD ? size - off : ACPCH_PAYLOAD;
+        if (n > 0)
+            memcpy(s + ACPCH_HEADER_SIZE, (char *)buf + off, n);
+        *(uint32_t *)(s + 8) = (i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT) | ACPCH_KIND_ORDERED;
+        *(uint32_t *)(s + 12) = (uint32_t)n;
+        *(uint64_t *)(s + 16) = size;
+        *(uint64_t *)(s + 24) = off;
+        *(uint64_t *)(s + 32) = 0;
+        __atomic_store_n((uint64_t *)s, tail + i + 1, __ATOMIC_SEQ_CST);
+    }
+    *U64(f, ACPCH_POS) = tail + k;
     *U64(f, ACPCH_NEXT) = q + 1;
     h = request_handle(ch, q);
     e[0] = h;
@@ -146,10 +158,43 @@ uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
     return h;
 }
 
-/* fill takes landed one-slot messages into the receives C posted, in
- * order. Returns 1 when Go must take over (a slot C does not handle, or Go
- * has work on the channel), and sets *publish when half the ring waits to
- * be released. */
+/* The message whose first slot is at head, when all its slots landed in
+ * order (the sender's stores, sequence numbers last): its size in *total
+ * and its slot count in *k. Returns 1 when it is ready, 0 when a slot is
+ * still missing, -1 when it is not for C (written by puts, a rendezvous,
+ * or not what a sender writes: Go takes it and reports the error). */
+static int landed_message(char *ring, uint64_t head, uint64_t *total, uint64_t *k)
+{
+    char *s = ring + (head % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+    if (LOAD((uint64_t *)s) != head + 1)
+        return 0;
+    uint32_t kind = *(uint32_t *)(s + 8), n = *(uint32_t *)(s + 12);
+    uint64_t t = *(uint64_t *)(s + 16);
+    if (kind != (ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED) || t > ACPCH_EAGER_MAX || n != (t < ACPCH_PAYLOAD ? t : ACPCH_PAYLOAD))
+        return -1;
+    uint64_t m = slots_for(t);
+    if (m > ACPCH_MAX_SLOTS)
+        return -1;
+    for (uint64_t i = 1; i < m; i++) {
+        s = ring + ((head + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+        if (LOAD((uint64_t *)s) != head + i + 1)
+            return 0;
+        uint64_t off = i * ACPCH_PAYLOAD, want = t - off < ACPCH_PAYLOAD ? t - off : ACPCH_PAYLOAD;
+        if (*(uint32_t *)(s + 8) != (ACPCH_KIND_NEXT | ACPCH_KIND_ORDERED) || *(uint32_t *)(s + 12) != want ||
+            *(uint64_t *)(s + 16) != t || *(uint64_t *)(s + 24) != off)
+            return -1;
+    }
+    *total = t;
+    *k = m;
+    return 1;
+}
+
+/* fill takes landed messages of up to ACPCH_MAX_SLOTS ordered slots into
+ * the receives C posted, in order, once all of a message's slots are there
+ * (the ring always has room for them: the receiver releases slots when
+ * half the ring waits, so a sender is never stopped short of five). Returns
+ * 1 when Go must take over (a slot C does not handle, or Go has work on the
+ * channel), and sets *publish when half the ring waits to be released. */
 static int fill(char *f, int *publish)
 {
     uint64_t filled = *U64(f, ACPCH_FILLED), next = *U64(f, ACPCH_NEXT);
@@ -161,20 +206,21 @@ static int fill(char *f, int *publish)
     char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
     int rc = 0;
     for (; filled != next; filled++) {
-        char *s = ring + (head % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
-        if (LOAD((uint64_t *)s) != head + 1)
-            break;
-        uint32_t kind = *(uint32_t *)(s + 8), n = *(uint32_t *)(s + 12);
-        if (kind != (ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED) || n != *(uint64_t *)(s + 16) || n > ACPCH_PAYLOAD) {
-            rc = 1;
+        uint64_t t = 0, k = 0;
+        int ready = landed_message(ring, head, &t, &k);
+        if (ready <= 0) {
+            rc = ready < 0;
             break;
         }
-        uint64_t *e = entry(f, filled), m = n < e[3] ? n : e[3];
-        if (m > 0)
-            memcpy((void *)(uintptr_t)e[2], s + ACPCH_HEADER_SIZE, m);
-        e[2] = m;
+        uint64_t *e = entry(f, filled), cap = e[3];
+        for (uint64_t i = 0, off = 0; i < k && off < cap; i++, off += ACPCH_PAYLOAD) {
+            char *s = ring + ((head + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+            uint64_t n = *(uint32_t *)(s + 12);
+            memcpy((char *)(uintptr_t)e[2] + off, s + ACPCH_HEADER_SIZE, n < cap - off ? n : cap - off);
+        }
+        e[2] = t < cap ? t : cap;
         STORE(&e[1], ACPCH_DONE);
-        head++;
+        head += k;
     }
     *U64(f, ACPCH_FILLED) = filled;
     *U64(f, ACPCH_POS) = head;

@@ -3,10 +3,12 @@
  * acp_wait_ch).
  *
  * A channel whose sender maps the receiver's ring shares a fast block with
- * this code (ml/ch/fast.go keeps the layout below). Sends of one slot are
- * written in place into the peer's ring, receives of messages that came in
- * one such slot are taken here; everything else is Go's, which adopts the
- * receives C posted when their messages are not for C. Requests posted here
+ * this code (ml/ch/fast.go keeps the layout below). Sends that go through
+ * the ring (up to 16 KiB, one to five slots) are written in place into the
+ * peer's ring when it has room for the whole message, receives of
+ * messages that came in such slots are taken here once every slot landed;
+ * everything else is Go's, which adopts the receives C posted when their
+ * messages are not for C. Requests posted here
  * carry bit 63 in their handle; Go's never do.
  */
 #ifndef ACP_CHFAST_H
@@ -44,7 +46,12 @@
 #define ACPCH_HEADER_SIZE 64
 #define ACPCH_PAYLOAD     (ACPCH_SLOT_SIZE - ACPCH_HEADER_SIZE)
 #define ACPCH_KIND_FIRST  1
+#define ACPCH_KIND_NEXT   2
 #define ACPCH_KIND_ORDERED 0x100
+/* Messages up to this size go through the ring (ml/ch/slot.go eagerMax);
+ * C takes those of up to ACPCH_MAX_SLOTS slots (all of them, at 16 KiB). */
+#define ACPCH_EAGER_MAX   16384
+#define ACPCH_MAX_SLOTS   5
 
 /* Channels whose handle index (low 32 bits) is below this have a fast block. */
 #define ACPCH_MAX_CHANNELS 65536

@@ -17,12 +17,13 @@ import (
 // positions (slots written or taken, slots published); where the ring is;
 // whether C may act now; and a table of requests that C posted.
 //
-// C handles only the cheapest case, on channels whose sender writes the
+// C handles the common case, on channels whose sender writes the
 // receiver's ring with its own CPU (the ring is in memory mapped here):
-// sends that fit one slot, written in place in the peer's ring, and
-// receives of messages that came in one such slot. Everything else — a
-// queued or large send, a message of several slots or a rendezvous, a
-// free, an error — is Go's. C requests that Go must take over (a receive
+// sends that go through the ring (up to eagerMax, one to maxFillSlots
+// slots), written in place in the peer's ring when it has room for all of
+// them, and receives of messages that came in such slots, taken once all
+// of them landed. Everything else — a queued send, a rendezvous, a free,
+// an error — is Go's. C requests that Go must take over (a receive
 // whose message is not for C) are adopted: Go posts them as ordinary
 // receives, in order, and C waits for them through Go.
 //
@@ -189,36 +190,74 @@ func (c *Channel) adopt() {
 	*c.fw(fFilled) = *c.fw(fNext)
 }
 
-// fillC takes landed one-slot messages into the receives C posted, as C
-// does, so that they complete while C is not looking (its thread may be
-// in a blocking send to the very process whose message waits here); a
-// message of another kind makes Go adopt them. Called with the channel
-// locked.
+// fillC takes landed messages into the receives C posted, as C does (a
+// message that went through the ring, once every slot of it landed), so
+// that they complete while C is not looking (its thread may be in a
+// blocking send to the very process whose message waits here); a message
+// of another kind makes Go adopt them. Called with the channel locked.
 func (c *Channel) fillC() (changed bool) {
 	for c.cPending() {
-		s := slotAt(c.ring.Ptr, c.head)
-		h, ok := c.l.sum.landed(s, c.head+1)
-		if !ok {
-			return changed
-		}
-		if h.kind != slotFirst || h.n != h.total {
+		total, k, ready := c.landedMessage()
+		if ready < 0 {
 			c.adopt()
 			return true
 		}
+		if ready == 0 {
+			return changed
+		}
 		q := *c.fw(fFilled)
 		e := c.entry(q)
-		m := min(h.n, e[3])
-		if m > 0 {
-			copy(unsafe.Slice(*(**byte)(unsafe.Pointer(&e[2])), m), s[headerSize:headerSize+m])
+		buf, capacity := *(*unsafe.Pointer)(unsafe.Pointer(&e[2])), e[3]
+		for i, off := uint64(0), uint64(0); i < k && off < capacity; i, off = i+1, off+slotPayload {
+			s := slotAt(c.ring.Ptr, c.head+i)
+			n := min(uint64(le.Uint32(s[hLen:])), capacity-off)
+			copy(unsafe.Slice((*byte)(unsafe.Add(buf, off)), n), s[headerSize:headerSize+n])
 		}
-		e[2] = m
+		e[2] = min(total, capacity)
 		atomic.StoreUint64(&e[1], eDone)
 		*c.fw(fFilled) = q + 1
-		c.head++
+		c.head += k
 		c.lastTake = nanotime()
 		changed = true
 	}
 	return changed
+}
+
+// maxFillSlots is the most slots a message C (and fillC) takes may have:
+// a message through the ring has at most this many (eagerMax), and the
+// receiver releases slots whenever half the ring waits, so the sender is
+// never stopped before it wrote all of them.
+const maxFillSlots = (eagerMax + slotPayload - 1) / slotPayload
+
+// A sender may have slotCount slots unreleased and the receiver leaves at
+// most slotCount/2-1 taken slots unreleased: a message waited for whole
+// must fit in the rest.
+var _ [slotCount - (slotCount/2 - 1) - maxFillSlots]struct{}
+
+// landedMessage looks at the message whose first slot is at c.head: ready
+// is 1 when every one of its slots landed (its size and slot count are
+// returned), 0 while one is missing, -1 when C does not take it (a
+// rendezvous, or something a sender never writes: Go's take reports it).
+func (c *Channel) landedMessage() (total, k uint64, ready int) {
+	h, ok := c.l.sum.landed(slotAt(c.ring.Ptr, c.head), c.head+1)
+	if !ok {
+		return 0, 0, 0
+	}
+	if h.kind != slotFirst || h.total > eagerMax || h.n != min(h.total, slotPayload) {
+		return 0, 0, -1
+	}
+	k = max(1, (h.total+slotPayload-1)/slotPayload)
+	for i := uint64(1); i < k; i++ {
+		hi, ok := c.l.sum.landed(slotAt(c.ring.Ptr, c.head+i), c.head+i+1)
+		if !ok {
+			return 0, 0, 0
+		}
+		off := i * slotPayload
+		if hi.kind != slotNext || hi.total != h.total || hi.aux != off || hi.n != min(h.total-off, slotPayload) {
+			return 0, 0, -1
+		}
+	}
+	return h.total, k, 1
 }
 
 // Adopt hands the receives C posted on the channel to Go (C asks when

@@ -18,11 +18,12 @@ import (
 )
 
 // Receives posted in the fast block's table (as capi/chfast.c posts them)
-// are filled by Go's progress with one-slot messages, in order, and
-// adopted as Go receives when a message of several slots comes.
+// are filled by Go's progress with messages that went through the ring
+// (one slot, or several once all landed), in order, and adopted as Go
+// receives when a rendezvous comes.
 func TestFastTableFilledAndAdopted(t *testing.T) {
 	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
-	sizes := []int{100, 10000, 7}
+	sizes := []int{100, 10000, 20000, 7}
 	msg := func(i int) []byte { return bytes.Repeat([]byte{byte(i + 1)}, sizes[i]) }
 	w.Run(func(r int, e *core.Engine) error {
 		s, err := segbuf.Start(e)
@@ -57,7 +58,8 @@ func TestFastTableFilledAndAdopted(t *testing.T) {
 			adopted[id] = q
 			return id
 		}, nil)
-		buf, err := unix.Mmap(-1, 0, 3*16384, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		const stride = 32768
+		buf, err := unix.Mmap(-1, 0, len(sizes)*stride, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
 			return err
 		}
@@ -65,7 +67,7 @@ func TestFastTableFilledAndAdopted(t *testing.T) {
 		c.lock()
 		for i := range sizes {
 			ent := c.entry(uint64(i))
-			ent[0], ent[2], ent[3] = uint64(1)<<63|uint64(i), uint64(uintptr(unsafe.Pointer(&buf[i*16384]))), 16384
+			ent[0], ent[2], ent[3] = uint64(1)<<63|uint64(i), uint64(uintptr(unsafe.Pointer(&buf[i*stride]))), stride
 			atomic.StoreUint64(&ent[1], ePosted)
 		}
 		*c.fw(fNext) = uint64(len(sizes))
@@ -74,26 +76,28 @@ func TestFastTableFilledAndAdopted(t *testing.T) {
 		for {
 			c.lock()
 			c.progress(false)
-			first, second := atomic.LoadUint64(&c.entry(0)[1]), atomic.LoadUint64(&c.entry(1)[1])
+			first, second, third := atomic.LoadUint64(&c.entry(0)[1]), atomic.LoadUint64(&c.entry(1)[1]), atomic.LoadUint64(&c.entry(2)[1])
 			c.unlock()
-			if first == eDone && second == eAdopted {
+			if first == eDone && second == eDone && third == eAdopted {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("entries are %d and %d", first, second)
+				return fmt.Errorf("entries are %d, %d and %d", first, second, third)
 			}
 		}
-		if n := c.entry(0)[2]; n != uint64(sizes[0]) || !bytes.Equal(buf[:n], msg(0)) {
-			return fmt.Errorf("first message: %d bytes", n)
+		for i := 0; i < 2; i++ {
+			if n := c.entry(uint64(i))[2]; n != uint64(sizes[i]) || !bytes.Equal(buf[i*stride:i*stride+int(n)], msg(i)) {
+				return fmt.Errorf("message %d: %d bytes", i, n)
+			}
 		}
-		require.Equal(t, uint64(eAdopted), atomic.LoadUint64(&c.entry(2)[1]), "everything after an adopted receive is adopted")
-		for i := 1; i < len(sizes); i++ {
+		require.Equal(t, uint64(eAdopted), atomic.LoadUint64(&c.entry(3)[1]), "everything after an adopted receive is adopted")
+		for i := 2; i < len(sizes); i++ {
 			q := adopted[c.entry(uint64(i))[3]]
 			if q == nil {
 				return fmt.Errorf("receive %d has no Go request", i)
 			}
 			n, err := q.Wait()
-			if err != nil || n != uint64(sizes[i]) || !bytes.Equal(buf[i*16384:i*16384+sizes[i]], msg(i)) {
+			if err != nil || n != uint64(sizes[i]) || !bytes.Equal(buf[i*stride:i*stride+sizes[i]], msg(i)) {
 				return fmt.Errorf("receive %d: %d bytes, %v", i, n, err)
 			}
 		}

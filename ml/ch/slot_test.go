@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/libacp/libacp/ml/segbuf"
 )
 
 // A slot whose bytes have not all landed is not taken: whatever mix of the
@@ -66,4 +68,37 @@ func TestEmptySlot(t *testing.T) {
 	got, ok := k.landed(s, 1)
 	require.True(t, ok)
 	assert.Equal(t, uint64(0), got.n)
+}
+
+// A message through the ring is ready for a fast-path receive only once
+// every one of its slots landed; what a sender never writes is left to Go.
+func TestLandedMessageWaitsForEverySlot(t *testing.T) {
+	ring := make([]byte, ringSize)
+	c := &Channel{l: &Lib{sum: newChecksummer()}, ring: segbuf.Block{Ptr: unsafe.Pointer(&ring[0])}, head: 6}
+	const total = 2*slotPayload + 100 // three slots, wrapping around the ring
+	msg := make([]byte, total)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	put := func(i uint64, h header) {
+		writeOrdered(slotAt(c.ring.Ptr, c.head+i), c.head+i+1, h, unsafe.Pointer(&msg[h.aux]))
+	}
+	_, _, ready := c.landedMessage()
+	assert.Equal(t, 0, ready, "empty ring")
+	put(0, header{kind: slotFirst, n: slotPayload, total: total})
+	put(1, header{kind: slotNext, n: slotPayload, total: total, aux: slotPayload})
+	_, _, ready = c.landedMessage()
+	assert.Equal(t, 0, ready, "the third slot is missing")
+	put(2, header{kind: slotNext, n: 100, total: total, aux: 2 * slotPayload})
+	n, k, ready := c.landedMessage()
+	assert.Equal(t, 1, ready)
+	assert.EqualValues(t, total, n)
+	assert.EqualValues(t, 3, k)
+
+	put(2, header{kind: slotNext, n: 100, total: total, aux: 2*slotPayload - 1})
+	_, _, ready = c.landedMessage()
+	assert.Equal(t, -1, ready, "a chunk at the wrong offset is Go's to report")
+	put(0, header{kind: slotRendezvous, total: 1 << 20})
+	_, _, ready = c.landedMessage()
+	assert.Equal(t, -1, ready, "a rendezvous is Go's")
 }

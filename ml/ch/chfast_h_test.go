@@ -1,0 +1,42 @@
+package ch
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// capi/chfast.c reads the fast block and writes and takes ring slots with
+// the numbers of capi/chfast.h: they must be this package's.
+func TestChfastHeaderMatches(t *testing.T) {
+	src, err := os.ReadFile("../../capi/chfast.h")
+	require.NoError(t, err)
+	defs := map[string]int64{}
+	for _, m := range regexp.MustCompile(`(?m)^#define (ACPCH_\w+)\s+(\d+|0x[0-9a-fA-F]+)\s*$`).FindAllStringSubmatch(string(src), -1) {
+		v, err := strconv.ParseInt(m[2], 0, 64)
+		require.NoError(t, err)
+		defs[m[1]] = v
+	}
+	want := map[string]int64{
+		"ACPCH_LOCK": fLock, "ACPCH_SEND_OK": fSendOK, "ACPCH_RECV_OK": fRecvOK, "ACPCH_HANDLE": fHandle,
+		"ACPCH_POS": fPos, "ACPCH_PUBLISHED": fPublished, "ACPCH_RING": fRing, "ACPCH_COUNT": fCount,
+		"ACPCH_SEEN": fSeen, "ACPCH_NEXT": fNext, "ACPCH_FILLED": fFilled, "ACPCH_PUB_AT": fPubAt,
+		"ACPCH_TABLE": fTable, "ACPCH_ENTRIES": fEntries, "ACPCH_ENTRY_SIZE": fEntrySize,
+		"ACPCH_FREE": eFree, "ACPCH_POSTED": ePosted, "ACPCH_DONE": eDone, "ACPCH_ADOPTED": eAdopted,
+		"ACPCH_SLOT_SIZE": slotSize, "ACPCH_SLOT_COUNT": slotCount, "ACPCH_HEADER_SIZE": headerSize,
+		"ACPCH_KIND_FIRST": slotFirst, "ACPCH_KIND_NEXT": slotNext, "ACPCH_KIND_ORDERED": kindOrdered,
+		"ACPCH_EAGER_MAX": eagerMax, "ACPCH_MAX_SLOTS": maxFillSlots,
+	}
+	for name, v := range want {
+		got, ok := defs[name]
+		if assert.True(t, ok, "%s is not defined in capi/chfast.h", name) {
+			assert.Equal(t, v, got, name)
+		}
+	}
+	// The slot header's fields, which chfast.c addresses by number.
+	assert.Equal(t, []int{0, 8, 12, 16, 24, 32}, []int{hSeq, hKind, hLen, hTotal, hAux, hSum})
+}
