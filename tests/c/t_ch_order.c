@@ -8,6 +8,9 @@
  *   order.
  * - A stream mixing every protocol (0 bytes, one slot, several slots,
  *   rendezvous) keeps its order and every byte.
+ * - 600 messages of 0 to 16 KiB (one to five ring slots), sent in windows
+ *   of 12 while the ring holds 8 slots, so that some fit whole and some
+ *   wait for room, and received in windows of 12: every byte, in order.
  * - Receive buffers shorter than the message keep its first bytes, longer
  *   ones are not written past the message; acp_wait_ch gives the bytes
  *   received.
@@ -102,6 +105,45 @@ static void mixed_stream(void)
     }
 }
 
+#define NEAGER 600
+#define EAGER_WINDOW 12
+
+/* Sizes of the eager stream: every slot count, the slot boundaries. */
+static size_t eager_size(unsigned k)
+{
+    static const size_t edges[] = {0, 1, 4031, 4032, 4033, 8064, 8065, 12096, 12097, 16128, 16129, 16384};
+    if (k % 3 == 0)
+        return edges[(k / 3) % (sizeof edges / sizeof edges[0])];
+    return (size_t)((k * 2654435761u) % 16385u);
+}
+
+static void eager_windows(void)
+{
+    static uint8_t sb[EAGER_WINDOW][16384], rb[EAGER_WINDOW][16384 + 1];
+    acp_request_t sr[EAGER_WINDOW], rr[EAGER_WINDOW];
+    size_t got[EAGER_WINDOW];
+    for (unsigned base = 0; base < NEAGER; base += EAGER_WINDOW) {
+        for (unsigned j = 0; j < EAGER_WINDOW; j++) {
+            unsigned k = base + j;
+            rb[j][eager_size(k)] = 0x5c;
+            rr[j] = acp_nbrecv_ch(in, rb[j], eager_size(k));
+            acpt_fill(sb[j], eager_size(k), 7000 + k + 1000u * (unsigned)me);
+            sr[j] = acp_nbsend_ch(out, sb[j], eager_size(k));
+            CHECK(rr[j] != NULL && sr[j] != NULL, "posting eager message %u", k);
+        }
+        CHECK_INT(acp_waitall_ch(sr, EAGER_WINDOW, NULL), 0, "acp_waitall_ch of eager sends %u..", base);
+        CHECK_INT(acp_waitall_ch(rr, EAGER_WINDOW, got), 0, "acp_waitall_ch of eager receives %u..", base);
+        for (unsigned j = 0; j < EAGER_WINDOW; j++) {
+            unsigned k = base + j;
+            char what[64];
+            snprintf(what, sizeof what, "eager message %u (%zu bytes)", k, eager_size(k));
+            CHECK_INT(got[j], eager_size(k), "%s: bytes", what);
+            CHECK_FILL(rb[j], eager_size(k), 7000 + k + 1000u * (unsigned)prev, what);
+            CHECK_HEX(rb[j][eager_size(k)], 0x5c, "byte after %s", what);
+        }
+    }
+}
+
 /* message size, receive buffer size */
 static const size_t trunc_cases[][2] = {{100, 10}, {100, 0}, {10000, 5000}, {1 << 20, 1000},
                                         {1 << 20, 0}, {50, 4096}, {200000, 300000}, {0, 100}};
@@ -182,6 +224,7 @@ int main(int argc, char **argv)
         FATAL("acp_create_ch returned NULL");
     many_small();
     mixed_stream();
+    eager_windows();
     truncation();
     creation_order();
     CHECK_INT(acp_free_ch(out), 0, "acp_free_ch(out)");
