@@ -11,7 +11,7 @@
 #      (ACP_IB_RXE_ALL=1: every C test at 2 and 4 ranks, middle layer too);
 #      t_unreachable is left out: its frozen rank still takes RDMA writes,
 #      which need no CPU, so its copy completes over ib -- correctly;
-#   3. a frozen peer (check_peer_gone.sh): the job ends with an error
+#   3. a frozen peer (tests/c/check_unreachable.sh): the job ends with an error
 #      naming it;
 #   4. a registration beyond the locked-memory limit (without CAP_IPC_LOCK,
 #      which root has and which lifts the limit): the message names it.
@@ -56,7 +56,7 @@ echo "== C tests over ib, 2 and 4 ranks"
 ACP_TRANSPORTS=ib timeout 1200 ctest --test-dir "$work" -L '^c\$' -L '^np[24]\$' -LE '$exclude' \\
   -E '^t_unreachable|_owner_served_' --timeout 300 --output-on-failure || fail=1
 echo "== a frozen peer"
-sh "$src/tests/ib/check_peer_gone.sh" "$acprun" "$peer_gone" || fail=1
+ACP_TRANSPORTS=ib sh "$src/tests/c/check_unreachable.sh" "$acprun" "$peer_gone" 30 || fail=1
 exit \$fail
 EOF
 

@@ -7,7 +7,7 @@
  * completes over ib, correctly -- but an atomic needs rank 1's CPU: rank 0
  * issues one and waits. With ACP_PEER_TIMEOUT=1 the library must stop the
  * job within seconds, with status 255 and a message saying that rank 1 is
- * unreachable (checked by check_peer_gone.sh). A peer whose process is gone
+ * unreachable (checked by tests/c/check_unreachable.sh). A peer whose process is gone
  * (its queue pairs destroyed) is covered by the Go test TestPeerGoneIsFatal.
  */
 #include <signal.h>
