@@ -429,12 +429,8 @@ int acpib_post_send(struct ibv_qp *qp, const acpib_wr *wrs, int n)
 			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
 			switch (r->opcode) {
 			case ACPIB_WRITE:
-				w[i].opcode = IBV_WR_RDMA_WRITE;
-				w[i].wr.rdma.remote_addr = r->raddr;
-				w[i].wr.rdma.rkey = r->rkey;
-				break;
 			case ACPIB_READ:
-				w[i].opcode = IBV_WR_RDMA_READ;
+				w[i].opcode = r->opcode == ACPIB_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
 				w[i].wr.rdma.remote_addr = r->raddr;
 				w[i].wr.rdma.rkey = r->rkey;
 				break;
@@ -442,13 +438,9 @@ int acpib_post_send(struct ibv_qp *qp, const acpib_wr *wrs, int n)
 				w[i].opcode = IBV_WR_SEND;
 				break;
 			case ACPIB_FETCH_ADD:
-				w[i].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-				w[i].wr.atomic.remote_addr = r->raddr;
-				w[i].wr.atomic.rkey = r->rkey;
-				w[i].wr.atomic.compare_add = r->compare_add;
-				break;
 			case ACPIB_CMP_SWAP:
-				w[i].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+				/* swap is ignored by fetch-and-add */
+				w[i].opcode = r->opcode == ACPIB_FETCH_ADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
 				w[i].wr.atomic.remote_addr = r->raddr;
 				w[i].wr.atomic.rkey = r->rkey;
 				w[i].wr.atomic.compare_add = r->compare_add;
