@@ -400,8 +400,9 @@ func (e *endpoint) unlockAndRun() {
 }
 
 // progressLoop serves peers while the application computes: after
-// activity it polls for --acp-progress-spin, then sleeps until a
-// completion event (or a timer) wakes it. It spins only while no
+// activity it polls for --acp-progress-spin and some idle turns
+// (core.IdleGate), then sleeps until a completion event (or a timer)
+// wakes it. It spins only while no
 // application thread polls (a waiting thread serves everything it finds on
 // the way), because a second busy thread per process takes the CPU that the
 // adapter's driver or the peer needs; on an oversubscribed node that costs
@@ -412,7 +413,7 @@ func (e *endpoint) progressLoop() {
 	for _, d := range e.devs {
 		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
 	}
-	var last time.Time
+	gate := core.NewIdleGate(e.spin)
 	var seen uint64
 	nextTimer := time.Now()
 	for !e.closed.Load() {
@@ -425,10 +426,11 @@ func (e *endpoint) progressLoop() {
 			e.unlockAndRun()
 		}
 		if e.progress() {
-			last, seen = now, e.appPolls.Load()
+			gate.Worked(now)
+			seen = e.appPolls.Load()
 			continue
 		}
-		if now.Sub(last) < e.spin && e.appPolls.Load() == seen {
+		if !gate.MaySleep(now) && e.appPolls.Load() == seen {
 			osYield()
 			continue
 		}
@@ -445,7 +447,8 @@ func (e *endpoint) progressLoop() {
 			armCQ(d.v, !busy)
 		}
 		if e.progress() {
-			last, seen = time.Now(), e.appPolls.Load()
+			gate.Worked(time.Now())
+			seen = e.appPolls.Load()
 			continue
 		}
 		e.takeEvents(waitFDs(fds, int(timerPeriod/time.Millisecond)))
