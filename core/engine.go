@@ -234,45 +234,64 @@ func (e *Engine) transportNames() string {
 	return strings.Join(n, ",")
 }
 
+// starterSettings name the sizes of the starter memories (segments 0..2).
+var starterSettings = [SegEngine]string{"size-smem", "size-smem-cl", "size-smem-dl"}
+
+// starterSizes are the sizes of the starter memories and the engine area.
+// Where peers map starter memory (shared), the communication library's
+// region also holds the ring pool (withRingPool).
+func starterSizes(s *Settings, shared bool) [NumStarters]uint64 {
+	sizes := [NumStarters]uint64{SegEngine: engineAreaSize}
+	for i, name := range starterSettings {
+		sizes[i] = s.Uint(name)
+	}
+	if shared {
+		sizes[SegStarterCL] = withRingPool(s, sizes[SegStarterCL])
+	}
+	return sizes
+}
+
 func (e *Engine) allocStarters() error {
 	s := e.cfg.Settings
-	names := [NumStarters]string{"size-smem", "size-smem-cl", "size-smem-dl", ""}
-	sizes := [NumStarters]uint64{SegEngine: engineAreaSize}
-	for i, name := range names[:SegEngine] {
-		sizes[i] = s.Uint(name)
-		if sizes[i] > e.layout.MaxOffset() {
-			return fmt.Errorf("starter memory of %d bytes exceeds the %d bytes a GA can address in a %d-process job; lower --acp-%s / %s",
-				sizes[i], e.layout.MaxOffset(), e.nprocs, name, Setting{Name: name}.Env())
-		}
-	}
 	// A transport that shares memory with peers provides the starter
 	// memories, so that peers can map them; otherwise they are private.
+	var provider StarterProvider
+	var providerName string
 	for _, t := range e.trs {
 		if sp, ok := t.(StarterProvider); ok {
-			sizes[SegStarterCL] = withRingPool(s, sizes[SegStarterCL])
-			if sizes[SegStarterCL] > e.layout.MaxOffset() {
-				return fmt.Errorf("communication-library starter memory of %d bytes (with --acp-size-cl-rings) exceeds the %d bytes a GA can address in a %d-process job; lower --acp-size-smem-cl / ACP_SIZE_SMEM_CL or --acp-size-cl-rings / ACP_SIZE_CL_RINGS",
-					sizes[SegStarterCL], e.layout.MaxOffset(), e.nprocs)
-			}
-			mem, err := sp.Starters(sizes)
-			if err != nil {
-				return fmt.Errorf("cannot allocate starter memory of %d+%d+%d bytes in %s: %v; lower --acp-size-smem, --acp-size-smem-cl, --acp-size-smem-dl",
-					sizes[0], sizes[1], sizes[2], t.Name(), err)
-			}
-			e.starters, e.startersShared = mem, true
+			provider, providerName = sp, t.Name()
 			break
 		}
 	}
-	for i, name := range names {
-		if name == "" {
-			name = "engine area"
+	sizes := starterSizes(s, provider != nil)
+	for i, name := range starterSettings {
+		if sizes[i] > e.layout.MaxOffset() {
+			fix := fmt.Sprintf("--acp-%s / %s", name, Setting{Name: name}.Env())
+			if i == SegStarterCL && provider != nil {
+				fix += " or --acp-size-cl-rings / ACP_SIZE_CL_RINGS"
+			}
+			return fmt.Errorf("starter memory of %d bytes exceeds the %d bytes a GA can address in a %d-process job; lower %s",
+				sizes[i], e.layout.MaxOffset(), e.nprocs, fix)
 		}
+	}
+	if provider != nil {
+		mem, err := provider.Starters(sizes)
+		if err != nil {
+			return fmt.Errorf("cannot allocate starter memory of %d+%d+%d bytes in %s: %v; lower --acp-size-smem, --acp-size-smem-cl, --acp-size-smem-dl",
+				sizes[0], sizes[1], sizes[2], providerName, err)
+		}
+		e.starters, e.startersShared = mem, true
+	}
+	for i := range sizes {
 		if !e.startersShared {
 			b, err := mapAnon(sizes[i])
 			if err != nil {
 				e.freeStarters()
-				return fmt.Errorf("cannot allocate %d bytes of starter memory: %v; lower --acp-%s / %s",
-					sizes[i], err, name, Setting{Name: name}.Env())
+				what := "the engine area"
+				if i < SegEngine {
+					what = fmt.Sprintf("--acp-%s / %s", starterSettings[i], Setting{Name: starterSettings[i]}.Env())
+				}
+				return fmt.Errorf("cannot allocate %d bytes of starter memory: %v; lower %s", sizes[i], err, what)
 			}
 			e.starters[i] = b
 		}
@@ -576,7 +595,7 @@ func (e *Engine) StarterMemory(seg int) []byte { return e.starters[seg] }
 // the communication library's region can be larger (--acp-size-cl-rings),
 // and the minimum it needs applies to what the user asked for.
 func (e *Engine) StarterSetting(seg int) uint64 {
-	return e.cfg.Settings.Uint([...]string{"size-smem", "size-smem-cl", "size-smem-dl"}[seg])
+	return e.cfg.Settings.Uint(starterSettings[seg])
 }
 
 // Register makes [p, p+size) accessible to every rank. The key is the GA of

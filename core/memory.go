@@ -39,12 +39,10 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 	for _, t := range trs {
 		shared = shared || t.SharesStarters
 	}
-	starters := uint64(engineAreaSize) + pageRound(s.Uint("size-smem")) + pageRound(s.Uint("size-smem-dl"))
-	cl := s.Uint("size-smem-cl")
-	if shared {
-		cl = withRingPool(s, cl)
+	var starters uint64
+	for _, size := range starterSizes(s, shared) {
+		starters += pageRound(size)
 	}
-	starters += pageRound(cl)
 	n := uint64(nprocs)
 	items := []MemoryItem{
 		{"registration table", regTableBytes(l),
