@@ -8,6 +8,7 @@ import (
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
+	_ "github.com/libacp/libacp/core/memnet"
 )
 
 // Processes of one host map each other's starter memory, so the
@@ -34,4 +35,25 @@ func TestNoRingPoolWithoutTheCommunicationLibrary(t *testing.T) {
 		assert.Empty(t, e.StarterMemory(core.SegStarterCL))
 		return nil
 	})
+}
+
+// The estimate acp_info prints knows, without opening shm, that it maps
+// starter memory, and counts the ring pool where the engine allocates it.
+func TestMemoryEstimateCountsTheRingPool(t *testing.T) {
+	info, ok := core.LookupTransport("shm")
+	require.True(t, ok)
+	assert.True(t, info.SharesStarters, "shm is a core.StarterProvider")
+	starters := func(transports string) uint64 {
+		s := coretest.NewSettings(t, transports, "size-smem-cl=4096", "size-cl-rings=65536")
+		items, err := core.MemoryUse(s, 4)
+		require.NoError(t, err)
+		for _, it := range items {
+			if it.Table == "starter memories" {
+				return it.Bytes
+			}
+		}
+		t.Fatal("no starter memories in the estimate")
+		return 0
+	}
+	assert.Equal(t, uint64(65536), starters("shm")-starters("memnet"))
 }
