@@ -89,13 +89,17 @@ static acp_handle_t completed(char *f)
         sched_yield();
         lock(f);
     }
+    /* Release stores: every writer of these holds the lock, and readers
+     * need only see the copy before the count (a sequentially consistent
+     * store is a locked instruction: it made a local copy+complete cost 23
+     * ns instead of 13.5). */
     int64_t h = LOAD(issued) + 1;
-    __atomic_store_n(issued, h, __ATOMIC_SEQ_CST);
+    __atomic_store_n(issued, h, __ATOMIC_RELEASE);
     if (LOAD(done) == h - 1) {
-        __atomic_store_n(done, h, __ATOMIC_SEQ_CST);
+        __atomic_store_n(done, h, __ATOMIC_RELEASE);
     } else {
         uint32_t *flags = U32(f, ACPF_TABLE + ACPF_MAX_WINDOW * ACPF_ENTRY_SIZE);
-        __atomic_store_n(&flags[(uint64_t)h % depth], 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&flags[(uint64_t)h % depth], 1, __ATOMIC_RELEASE);
     }
     unlock(f);
     return h;
