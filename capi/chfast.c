@@ -124,7 +124,7 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
         *(uint64_t *)(s + 16) = size;
         *(uint64_t *)(s + 24) = off;
         *(uint64_t *)(s + 32) = 0;
-        __atomic_store_n((uint64_t *)s, tail + i + 1, __ATOMIC_SEQ_CST);
+        STORE((uint64_t *)s, tail + i + 1);
     }
     *U64(f, ACPCH_POS) = tail + k;
     *U64(f, ACPCH_NEXT) = q + 1;
@@ -257,12 +257,20 @@ size_t acpch_wait(uintptr_t h)
         char *f = __atomic_load_n(&blocks[idx], __ATOMIC_ACQUIRE);
         if (f == NULL)
             return goacp_wait_ch(h); /* not a live request: Go says why */
+        /* A finished request is claimed without the lock: the one who
+         * turns its state from DONE to FREE owns the result (Go's
+         * orphanAll claims the same way). */
+        uint64_t *e = entry(f, q);
+        if (LOAD(&e[1]) == ACPCH_DONE && LOAD(&e[0]) == h) {
+            uint64_t n = LOAD(&e[2]), state = ACPCH_DONE;
+            if (__atomic_compare_exchange_n(&e[1], &state, ACPCH_FREE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return n;
+        }
         if (!trylock(f)) {
             sched_yield();
             continue;
         }
-        uint64_t ch = LOAD(U64(f, ACPCH_HANDLE)), *e = entry(f, q);
-        uint64_t state = LOAD(&e[1]);
+        uint64_t ch = LOAD(U64(f, ACPCH_HANDLE)), state = LOAD(&e[1]);
         if ((ch & 0xffffffffu) != idx || ((ch >> 32) & 0xffff) != gen || e[0] != h || state == ACPCH_FREE) {
             unlock(f);
             return goacp_wait_ch(h);
@@ -280,12 +288,18 @@ size_t acpch_wait(uintptr_t h)
             return goacp_wait_ch(gh);
         }
         int publish = 0, adopt = fill(f, &publish);
-        int done = LOAD(&e[1]) == ACPCH_DONE;
+        if (LOAD(&e[1]) == ACPCH_DONE) {
+            /* Filled just now: take it under the same lock. */
+            size_t n = e[2];
+            STORE(&e[1], ACPCH_FREE);
+            unlock(f);
+            if (publish)
+                goacp_ch_publish(ch);
+            return n;
+        }
         unlock(f);
         if (publish)
             goacp_ch_publish(ch);
-        if (done)
-            continue;
         if (start == 0)
             start = now_ns();
         /* Busy for the engine's spin time, then yielding now and then,

@@ -299,12 +299,15 @@ func (c *Channel) orphanAll() {
 	c.adopt()
 	for i := uint64(0); i < fEntries; i++ {
 		e := c.entry(i)
-		switch atomic.LoadUint64(&e[1]) {
-		case eDone:
+		// A finished request is claimed by turning it from done to free,
+		// as C's wait does without the lock: whoever does owns it.
+		if atomic.CompareAndSwapUint64(&e[1], eDone, eFree) {
 			r := &Request{c: c, op: opRecv}
 			r.complete(e[2], nil)
 			c.orphan(e[0], c.handles(r))
-		case eAdopted:
+			continue
+		}
+		if atomic.LoadUint64(&e[1]) == eAdopted {
 			c.orphan(e[0], e[3])
 		}
 		atomic.StoreUint64(&e[1], eFree)
