@@ -8,7 +8,8 @@
  *
  * Copies, atomics, completion checks and acp_sync first try the C fast path
  * (fastpath.c), which finishes operations on directly reachable memory
- * without entering Go, and otherwise forwards.
+ * without entering Go, and otherwise forwards; so do the rank and GA
+ * queries, which programs call in loops and which the fast state answers.
  */
 #include "acp.h"
 #include "fastpath.h"
@@ -25,15 +26,39 @@ int acp_sync(void)
         return 0;
     return ep > 0 ? goacp_sync_finish(ep) : goacp_sync();
 }
-int acp_rank(void) { return goacp_rank(); }
-int acp_procs(void) { return goacp_procs(); }
-acp_ga_t acp_query_starter_ga(int rank) { return goacp_query_starter_ga(rank); }
+int acp_rank(void)
+{
+    int r;
+    return acpfast_rank(NULL, &r) ? r : goacp_rank();
+}
+int acp_procs(void)
+{
+    int n;
+    return acpfast_procs(NULL, &n) ? n : goacp_procs();
+}
+acp_ga_t acp_query_starter_ga(int rank)
+{
+    acp_ga_t ga;
+    return acpfast_starter_ga(NULL, rank, &ga) ? ga : goacp_query_starter_ga(rank);
+}
 acp_atkey_t acp_register_memory(void *addr, size_t size, int color) { return goacp_register_memory(addr, size, color); }
 int acp_unregister_memory(acp_atkey_t atkey) { return goacp_unregister_memory(atkey); }
 acp_ga_t acp_query_ga(acp_atkey_t atkey, void *addr) { return goacp_query_ga(atkey, addr); }
-void* acp_query_address(acp_ga_t ga) { return goacp_query_address(ga); }
-int acp_query_rank(acp_ga_t ga) { return goacp_query_rank(ga); }
-int acp_query_color(acp_ga_t ga) { return goacp_query_color(ga); }
+void* acp_query_address(acp_ga_t ga)
+{
+    void *p;
+    return acpfast_query_address(NULL, ga, &p) ? p : goacp_query_address(ga);
+}
+int acp_query_rank(acp_ga_t ga)
+{
+    int r;
+    return acpfast_query_rank(NULL, ga, &r) ? r : goacp_query_rank(ga);
+}
+int acp_query_color(acp_ga_t ga)
+{
+    int c;
+    return acpfast_query_color(NULL, ga, &c) ? c : goacp_query_color(ga);
+}
 int acp_colors(void) { return goacp_colors(); }
 acp_handle_t acp_copy(acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
 {

@@ -1,6 +1,8 @@
 package main
 
 /*
+#include <stdlib.h>
+#include <string.h>
 #include "fastpath.h"
 */
 import "C"
@@ -82,4 +84,82 @@ func fastSynced(e *core.Engine) (bool, error) {
 		return true, e.FinishSync(uint64(ep))
 	}
 	return false, e.Sync()
+}
+
+// The queries through the C path only; ok is false where it declines
+// (tests).
+
+func fastRank(e *core.Engine) (rank int, ok bool) {
+	var r C.int
+	ok = C.acpfast_rank(e.FastState(), &r) != 0
+	return int(r), ok
+}
+
+func fastProcs(e *core.Engine) (procs int, ok bool) {
+	var n C.int
+	ok = C.acpfast_procs(e.FastState(), &n) != 0
+	return int(n), ok
+}
+
+func fastStarterGA(e *core.Engine, rank int) (core.GA, bool) {
+	var ga C.acp_ga_t
+	ok := C.acpfast_starter_ga(e.FastState(), C.int(rank), &ga) != 0
+	return core.GA(ga), ok
+}
+
+func fastQueryRank(e *core.Engine, ga core.GA) (int, bool) {
+	var r C.int
+	ok := C.acpfast_query_rank(e.FastState(), C.acp_ga_t(ga), &r) != 0
+	return int(r), ok
+}
+
+func fastQueryColor(e *core.Engine, ga core.GA) (int, bool) {
+	var c C.int
+	ok := C.acpfast_query_color(e.FastState(), C.acp_ga_t(ga), &c) != 0
+	return int(c), ok
+}
+
+func fastQueryAddress(e *core.Engine, ga core.GA) (unsafe.Pointer, bool) {
+	var p unsafe.Pointer
+	ok := C.acpfast_query_address(e.FastState(), C.acp_ga_t(ga), &p) != 0
+	return p, ok
+}
+
+// layoutState builds a fast state holding only layout l and rank me,
+// enabled, with an empty starter table, for testing the C decoding against
+// core.Layout; free it with C.free.
+func layoutState(l core.Layout, me int) unsafe.Pointer {
+	size := C.size_t(C.ACPF_TABLE + C.ACPF_MAX_WINDOW*C.ACPF_ENTRY_SIZE)
+	f := C.calloc(1, size)
+	u32 := func(off C.int, v uint32) { *(*uint32)(unsafe.Add(f, off)) = v }
+	u64 := func(off C.int, v uint64) { *(*uint64)(unsafe.Add(f, off)) = v }
+	u32(C.ACPF_ENABLED, 1)
+	u32(C.ACPF_ME, uint32(me))
+	u32(C.ACPF_NPROCS, uint32(l.NProcs))
+	u32(C.ACPF_RANK_SHIFT, uint32(l.ColorBits+l.SegBits+l.OffsetBits))
+	u32(C.ACPF_SEG_SHIFT, uint32(l.OffsetBits))
+	u64(C.ACPF_SEG_MASK, 1<<l.SegBits-1)
+	u64(C.ACPF_OFF_MASK, 1<<l.OffsetBits-1)
+	u64(C.ACPF_COLOR_MASK, (1<<l.ColorBits-1)<<(l.SegBits+l.OffsetBits))
+	return f
+}
+
+func freeState(f unsafe.Pointer) { C.free(f) }
+
+func stateQueryRank(f unsafe.Pointer, ga core.GA) int {
+	var r C.int
+	C.acpfast_query_rank(f, C.acp_ga_t(ga), &r)
+	return int(r)
+}
+
+func stateQueryColor(f unsafe.Pointer, ga core.GA) int {
+	var c C.int
+	C.acpfast_query_color(f, C.acp_ga_t(ga), &c)
+	return int(c)
+}
+
+func stateStarterGA(f unsafe.Pointer, rank int) (core.GA, bool) {
+	var ga C.acp_ga_t
+	ok := C.acpfast_starter_ga(f, C.int(rank), &ga) != 0
+	return core.GA(ga), ok
 }

@@ -166,6 +166,77 @@ acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uin
     return completed(f);
 }
 
+int acpfast_rank(void *state, int *out)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    *out = (int)LOAD(U32(f, ACPF_ME));
+    return 1;
+}
+
+int acpfast_procs(void *state, int *out)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    *out = (int)LOAD(U32(f, ACPF_NPROCS));
+    return 1;
+}
+
+/* Layout.Encode(rank, 0, SegStarter, 0). */
+int acpfast_starter_ga(void *state, int rank, acp_ga_t *out)
+{
+    char *f = state_of(state);
+    if (f == NULL || rank < 0 || (uint32_t)rank >= LOAD(U32(f, ACPF_NPROCS)))
+        return 0;
+    *out = (acp_ga_t)((uint64_t)rank + 1) << LOAD(U32(f, ACPF_RANK_SHIFT));
+    return 1;
+}
+
+/* Layout.Rank: -1 for GAs whose rank field is not 1..nprocs. */
+static int rank_of(char *f, acp_ga_t ga)
+{
+    uint64_t field = ga >> LOAD(U32(f, ACPF_RANK_SHIFT));
+    return field >= 1 && field <= LOAD(U32(f, ACPF_NPROCS)) ? (int)(field - 1) : -1;
+}
+
+int acpfast_query_rank(void *state, acp_ga_t ga, int *out)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    *out = rank_of(f, ga);
+    return 1;
+}
+
+int acpfast_query_color(void *state, acp_ga_t ga, int *out)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    uint64_t mask = LOAD(U64(f, ACPF_COLOR_MASK));
+    if (rank_of(f, ga) < 0)
+        *out = -1;
+    else
+        *out = mask == 0 ? 0 : (int)((ga & mask) >> __builtin_ctzll(mask));
+    return 1;
+}
+
+/* Our own starter memories only: another process's memory has no address
+ * here (Engine.QueryAddress), even where shared memory maps it. */
+int acpfast_query_address(void *state, acp_ga_t ga, void **out)
+{
+    char *f = state_of(state);
+    if (f == NULL || rank_of(f, ga) != (int)LOAD(U32(f, ACPF_ME)))
+        return 0;
+    void *p = reach(f, ga, 1);
+    if (p == NULL)
+        return 0;
+    *out = p;
+    return 1;
+}
+
 int acpfast_done(void *state, acp_handle_t h)
 {
     char *f = state_of(state);

@@ -68,6 +68,17 @@ int acpfast_done(void *state, acp_handle_t handle);
  * (core Engine.FinishSync), which also releases the barrier's lock. */
 int64_t acpfast_sync(void *state);
 
+/* Queries answered from the fast state while the engine runs (core
+ * Engine.Rank, Procs, StarterGA, QueryRank, QueryColor, and QueryAddress
+ * for this process's starter memories). Each returns 1 with the answer in
+ * *out, or 0: the ordinary path must answer (and report any error). */
+int acpfast_rank(void *state, int *out);
+int acpfast_procs(void *state, int *out);
+int acpfast_starter_ga(void *state, int rank, acp_ga_t *out);
+int acpfast_query_rank(void *state, acp_ga_t ga, int *out);
+int acpfast_query_color(void *state, acp_ga_t ga, int *out);
+int acpfast_query_address(void *state, acp_ga_t ga, void **out);
+
 /* How long waits spin before they yield, in ns (core Engine.SpinTime). */
 uint64_t acpfast_spin(void);
 

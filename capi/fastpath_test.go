@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/conformance"
@@ -65,5 +68,123 @@ func TestFastPathTakesSync(t *testing.T) {
 			return nil
 		})
 		w.Close()
+	}
+}
+
+// The queries the C path answers agree with the engine's for every kind of
+// GA: starter memory of each segment at its edges, peers', registered
+// memory, GAs with bad rank fields, and random bits.
+func TestFastQueriesMatchEngine(t *testing.T) {
+	for _, tr := range []string{"shm", "udp"} {
+		t.Run(tr, func(t *testing.T) {
+			w := coretest.NewWorld(t, 3, tr)
+			defer w.Close()
+			buf := make([]byte, 4096)
+			for me, e := range w.Engines {
+				rank, ok := fastRank(e)
+				require.True(t, ok, "acp_rank in C")
+				assert.Equal(t, me, rank)
+				procs, ok := fastProcs(e)
+				require.True(t, ok, "acp_procs in C")
+				assert.Equal(t, 3, procs)
+				for r := -2; r <= 4; r++ {
+					ga, ok := fastStarterGA(e, r)
+					want, err := e.StarterGA(r)
+					if err != nil {
+						assert.False(t, ok, "starter GA of rank %d: Go's error path", r)
+						continue
+					}
+					assert.True(t, ok, "starter GA of rank %d in C", r)
+					assert.Equal(t, want, ga, "starter GA of rank %d", r)
+				}
+				// Touch every peer: over shm their starter memories are then
+				// mapped here, and must still have no address.
+				mine, _ := e.StarterGA(me)
+				for r := range 3 {
+					peer, _ := e.StarterGA(r)
+					h, err := e.Copy(peer+64, mine, 8, core.HandleNull)
+					require.NoError(t, err)
+					e.Complete(h)
+				}
+				key, err := e.Register(unsafe.Pointer(&buf[0]), uint64(len(buf)), 0)
+				require.NoError(t, err)
+				l := e.Layout()
+				gas := []core.GA{core.GANull, ^core.GA(0), key, key + 4095, key + 4096}
+				for r := -1; r <= 3; r++ {
+					for seg := 0; seg <= core.SegFirstUser+1; seg++ {
+						size := uint64(0)
+						if r == me && seg < core.SegEngine {
+							size = uint64(len(e.StarterMemory(seg)))
+						}
+						for _, off := range []uint64{0, 1, size - 1, size, size + 1, 1 << 20} {
+							if off < l.MaxOffset() {
+								gas = append(gas, l.Encode(r, 0, seg, off))
+							}
+						}
+					}
+				}
+				rng := rand.New(rand.NewPCG(1, uint64(me)))
+				for range 2000 {
+					gas = append(gas, core.GA(rng.Uint64()), core.GA(rng.Uint64()>>rng.IntN(64)))
+				}
+				taken := 0
+				for _, ga := range gas {
+					r, ok := fastQueryRank(e, ga)
+					require.True(t, ok)
+					assert.Equal(t, e.QueryRank(ga), r, "acp_query_rank(%#x)", uint64(ga))
+					c, ok := fastQueryColor(e, ga)
+					require.True(t, ok)
+					assert.Equal(t, e.QueryColor(ga), c, "acp_query_color(%#x)", uint64(ga))
+					p, ok := fastQueryAddress(e, ga)
+					want, err := e.QueryAddress(ga)
+					if ok {
+						taken++
+						assert.NoError(t, err, "C answered acp_query_address(%#x), Go refuses it", uint64(ga))
+						assert.Equal(t, want, p, "acp_query_address(%#x)", uint64(ga))
+					}
+					if l.Rank(ga) == me && l.Seg(ga) < core.SegEngine && err == nil {
+						assert.True(t, ok, "own starter memory %#x in C", uint64(ga))
+					}
+				}
+				assert.Positive(t, taken)
+				require.NoError(t, e.Unregister(key))
+			}
+		})
+	}
+}
+
+// The C decoding of ranks and colours against core.Layout, for layouts
+// with several colours (only ib with more than one device makes those).
+func TestFastDecodingMatchesLayout(t *testing.T) {
+	for _, c := range []struct{ nprocs, colors int }{{1, 1}, {3, 2}, {100, 4}, {5000, 256}, {core.MaxProcs, 3}} {
+		l, err := core.NewLayout(c.nprocs, c.colors)
+		require.NoError(t, err)
+		f := layoutState(l, 0)
+		rng := rand.New(rand.NewPCG(uint64(c.nprocs), uint64(c.colors)))
+		for i := range 5000 {
+			var ga core.GA
+			switch i % 3 {
+			case 0:
+				ga = core.GA(rng.Uint64())
+			case 1:
+				ga = core.GA(rng.Uint64() >> rng.IntN(64))
+			default:
+				ga = l.Encode(rng.IntN(c.nprocs+2)-1, rng.IntN(c.colors), rng.IntN(l.Segments()), rng.Uint64N(l.MaxOffset()))
+			}
+			require.Equal(t, l.Rank(ga), stateQueryRank(f, ga), "rank of %#x in %v", uint64(ga), l)
+			want := -1
+			if l.Rank(ga) >= 0 {
+				want = l.Color(ga)
+			}
+			require.Equal(t, want, stateQueryColor(f, ga), "colour of %#x in %v", uint64(ga), l)
+		}
+		for _, r := range []int{-1, 0, c.nprocs - 1, c.nprocs} {
+			ga, ok := stateStarterGA(f, r)
+			assert.Equal(t, r >= 0 && r < c.nprocs, ok, "starter GA of rank %d", r)
+			if ok {
+				assert.Equal(t, l.Encode(r, 0, core.SegStarter, 0), ga)
+			}
+		}
+		freeState(f)
 	}
 }
