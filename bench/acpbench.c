@@ -107,9 +107,14 @@ static const char *bench = "pingpong";
 
 /* Layout of each rank's starter memory: [0, max) receive buffer (the peer
  * writes here), [max + 64, 2 max + 64) send buffer, then two bytes for the
- * 0-byte row: my flag's source and the peer's flag landing place. */
+ * 0-byte row: my flag's source and, a cache line on, the peer's flag's landing
+ * place. */
 static size_t send_off(void) { return max_size + 64; }
 static size_t flag_off(void) { return 2 * max_size + 128; }
+/* The peer's flag lands one cache line after my flag's source: on one line,
+ * each process's write of its own source byte would first take the line
+ * back from the peer that just wrote into it. */
+#define FLAG_IN 64
 static size_t smem_needed(void) { return 2 * max_size + 4096; }
 
 static double now(void)
@@ -119,9 +124,12 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Spins for settle_ms without calling ACP (see "Settling" above). */
+/* Spins for settle_ms without calling ACP (see "Settling" above). The
+ * barrier first, so that the processes end their spins together and the
+ * next acp_sync is over before its wait would hand over to Go. */
 static void settle(void)
 {
+    acp_sync();
     double end = now() + settle_ms * 1e-3;
     while (now() < end)
         ;
@@ -309,7 +317,7 @@ static void send_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t 
     } else {
         flagbuf[0] = v;
         acp_copy(peer, mine + send_off(), 0, ACP_HANDLE_NULL);
-        h = acp_copy(peer + flag_off() + 1, mine + flag_off(), 1, ACP_HANDLE_NULL);
+        h = acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL);
     }
     if (h == ACP_HANDLE_NULL) {
         fprintf(stderr, "acpbench: rank %d: acp_copy of %zu bytes refused\n", me, n);
@@ -323,8 +331,8 @@ static void send_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t 
 static void verify(const uint8_t *recv, const uint8_t *flag, size_t n, int peer, uint8_t last)
 {
     if (n == 0) {
-        if (flag[1] != last) {
-            fprintf(stderr, "acpbench: rank %d: 0 bytes: flag is %u, want %u\n", me, flag[1], last);
+        if (flag[FLAG_IN] != last) {
+            fprintf(stderr, "acpbench: rank %d: 0 bytes: flag is %u, want %u\n", me, flag[FLAG_IN], last);
             failures++;
         }
         return;
@@ -364,7 +372,7 @@ static double put_pingpong(size_t n, int reps)
             if (i == warm)
                 t0 = now();
             last = (uint8_t)(1 + iter++ % 255);
-            volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + 1;
+            volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + FLAG_IN;
             if (me == 0) {
                 send_msg(mine, peer, n, last, sendbuf, flag);
                 wait_byte(wait_at, last);
@@ -383,6 +391,7 @@ static double put_pingpong(size_t n, int reps)
 
 static void pingpong(int nprocs)
 {
+    settle();
     if (me == 0) {
         print_title("PingPong", nprocs);
         printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
@@ -410,7 +419,6 @@ static void ch_open(void)
         fprintf(stderr, "acpbench: rank %d: acp_create_ch failed\n", me);
         exit(1);
     }
-    settle();
 }
 
 static void ch_close(void)
@@ -475,6 +483,7 @@ static void chpingpong(int nprocs)
         }
     }
     ch_open();
+    settle();
     if (me == 0) {
         print_title("PingPong over channels", nprocs);
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
@@ -569,7 +578,6 @@ static void bw_setup(void)
         bw_peer = *(acp_ga_t *)((uint8_t *)acp_query_address(st) + 8);
     }
     acp_sync();
-    settle();
 }
 
 /* Fills a window of w messages of n bytes: message j carries the pattern
@@ -679,6 +687,7 @@ static void chbw(int nprocs)
 {
     bw_setup();
     ch_open();
+    settle();
     uint8_t *sbuf = NULL, *rbuf = NULL;
     acp_request_t *req = calloc(64, sizeof *req);
     size_t *got = calloc(64, sizeof *got);
@@ -714,6 +723,7 @@ static void chbw(int nprocs)
 
 static void get_latency(int nprocs)
 {
+    settle();
     acp_ga_t mine = acp_query_starter_ga(me), peer = acp_query_starter_ga(1);
     uint8_t *base = acp_query_address(mine);
     if (me == 0) {
@@ -757,6 +767,7 @@ static uint8_t bw_mark(size_t n, int j) { return (uint8_t)(1 + (n + (size_t)j) %
 static void copy_bw(int nprocs, int put)
 {
     bw_setup();
+    settle();
     if (me == 0) {
         print_title(put ? "Unidir_put" : "Unidir_get", nprocs);
         printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec");
@@ -797,6 +808,7 @@ static void copy_bw(int nprocs, int put)
 
 static void atomic_latency(int nprocs)
 {
+    settle();
     const int reps = 10000, warm = 1000;
     acp_ga_t mine = acp_query_starter_ga(me), word = acp_query_starter_ga(1) + 64;
     const char *names[] = {"acp_cas8", "acp_add8", "acp_swap4"};
@@ -835,6 +847,7 @@ static void atomic_latency(int nprocs)
 
 static void sync_latency(int nprocs)
 {
+    settle();
     const int reps = 1000, warm = 100;
     for (int i = 0; i < warm; i++)
         acp_sync();
@@ -877,6 +890,7 @@ static void compute(double us)
 
 static void passive(int nprocs)
 {
+    settle();
     acp_ga_t mine = acp_query_starter_ga(me), peer = acp_query_starter_ga(1);
     if (me == 0) {
         print_title("Truly passive put", nprocs);
@@ -900,10 +914,10 @@ static void passive(int nprocs)
                 if (busy) { /* tell rank 1 to stop computing */
                     uint8_t *flag = my_base + flag_off();
                     flag[0] = v;
-                    acp_complete(acp_copy(peer + flag_off() + 1, mine + flag_off(), 1, ACP_HANDLE_NULL));
+                    acp_complete(acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL));
                 }
             } else if (me == 1 && busy) {
-                volatile uint8_t *flag = my_base + flag_off() + 1;
+                volatile uint8_t *flag = my_base + flag_off() + FLAG_IN;
                 while (*flag != v)
                     compute(100); /* no call into ACP until rank 0 is done */
             }
@@ -943,7 +957,6 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         print_header(nprocs);
-    settle();
     if (strcmp(bench, "chpingpong") == 0)
         chpingpong(nprocs);
     else if (strcmp(bench, "get") == 0)

@@ -165,6 +165,10 @@ static double mpi_pingpong(size_t n, int reps)
  * send buffer, then the 0-byte row's flag source and landing place. */
 static size_t send_off(void) { return max_size + 64; }
 static size_t flag_off(void) { return 2 * max_size + 128; }
+/* The peer's flag lands one cache line after my flag's source: on one line,
+ * each process's write of its own source byte would first take the line
+ * back from the peer that just wrote into it. */
+#define FLAG_IN 64
 static size_t smem_needed(void) { return 2 * max_size + 4096; }
 
 static char **with_starter_size(int *argc, char **argv)
@@ -200,7 +204,7 @@ static void acp_send_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint
     } else {
         flagbuf[0] = v;
         acp_copy(peer, mine + send_off(), 0, ACP_HANDLE_NULL);
-        h = acp_copy(peer + flag_off() + 1, mine + flag_off(), 1, ACP_HANDLE_NULL);
+        h = acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL);
     }
     if (h == ACP_HANDLE_NULL) {
         fprintf(stderr, "mpi_pingpong: rank %d: acp_copy of %zu bytes refused\n", me, n);
@@ -225,7 +229,7 @@ static double acp_pingpong(size_t n, int reps, uint8_t *lastp)
         if (i == warm)
             t0 = MPI_Wtime();
         last = (uint8_t)(1 + acp_iter++ % 255);
-        volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + 1;
+        volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + FLAG_IN;
         if (me == 0) {
             acp_send_msg(mine, peer, n, last, sendbuf, flag);
             wait_byte(wait_at, last);
@@ -246,7 +250,7 @@ static void acp_verify(size_t n, uint8_t last)
     int peer = 1 - me;
     size_t bad = 0;
     if (n == 0) {
-        bad = base[flag_off() + 1] != last;
+        bad = base[flag_off() + FLAG_IN] != last;
     } else {
         for (size_t i = 0; i + 1 < n; i++)
             if (base[i] != pat((size_t)peer * 1000 + n, i))
@@ -384,6 +388,7 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         print_header();
+    MPI_Barrier(MPI_COMM_WORLD); /* then all end the settling spin together */
     for (double end = MPI_Wtime() + settle_ms * 1e-3; MPI_Wtime() < end;)
         ; /* settle: no MPI or ACP calls */
 
