@@ -24,7 +24,8 @@
  * times after 100 untimed ones; t_min, t_max and t_avg over the ranks of
  * the time per call.
  *
- * Settling: after initialisation every process spins for 50 ms (-settle
+ * Settling: after initialisation every process (with --with-acp, after
+ * reading a byte of its peer's starter memory) spins for 50 ms (-settle
  * MS) without calling MPI or ACP before the first size, as acpbench does
  * (see there why), and the ACP loops call only the library's C paths.
  *
@@ -388,6 +389,8 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         print_header();
+    if (with_acp && acp_peer != ACP_GA_NULL) /* the first access maps the peer's memory, through Go */
+        acp_complete(acp_copy(acp_mine + flag_off() + 256, acp_peer + flag_off() + 256, 1, ACP_HANDLE_NULL));
     MPI_Barrier(MPI_COMM_WORLD); /* then all end the settling spin together */
     for (double end = MPI_Wtime() + settle_ms * 1e-3; MPI_Wtime() < end;)
         ; /* settle: no MPI or ACP calls */
