@@ -26,18 +26,25 @@ static void *state_of(void *state)
     return f;
 }
 
+/* Layout.Rank: -1 for GAs whose rank field is not 1..nprocs. */
+static int rank_of(char *f, acp_ga_t ga)
+{
+    uint64_t field = ga >> LOAD(U32(f, ACPF_RANK_SHIFT));
+    return field >= 1 && field <= LOAD(U32(f, ACPF_NPROCS)) ? (int)(field - 1) : -1;
+}
+
 /* The memory of [ga, ga+n) when this process can touch it directly. */
 static void *reach(char *f, acp_ga_t ga, uint64_t n)
 {
-    uint64_t field = ga >> LOAD(U32(f, ACPF_RANK_SHIFT));
-    if (field == 0 || field > LOAD(U32(f, ACPF_NPROCS)))
+    int rank = rank_of(f, ga);
+    if (rank < 0)
         return NULL;
     if (ga & LOAD(U64(f, ACPF_COLOR_MASK)))
         return NULL;
     uint64_t seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
     if (seg > 2)
         return NULL;
-    uint64_t i = field - 1 - LOAD(U32(f, ACPF_WIN_BASE));
+    uint64_t i = (uint64_t)rank - LOAD(U32(f, ACPF_WIN_BASE));
     if (i >= LOAD(U32(f, ACPF_WIN_LEN)))
         return NULL;
     uint64_t *entry = U64(f, ACPF_TABLE + i * ACPF_ENTRY_SIZE + seg * 16);
@@ -192,13 +199,6 @@ int acpfast_starter_ga(void *state, int rank, acp_ga_t *out)
         return 0;
     *out = (acp_ga_t)((uint64_t)rank + 1) << LOAD(U32(f, ACPF_RANK_SHIFT));
     return 1;
-}
-
-/* Layout.Rank: -1 for GAs whose rank field is not 1..nprocs. */
-static int rank_of(char *f, acp_ga_t ga)
-{
-    uint64_t field = ga >> LOAD(U32(f, ACPF_RANK_SHIFT));
-    return field >= 1 && field <= LOAD(U32(f, ACPF_NPROCS)) ? (int)(field - 1) : -1;
 }
 
 int acpfast_query_rank(void *state, acp_ga_t ga, int *out)
