@@ -329,7 +329,7 @@ func (e *endpoint) progress() bool {
 
 // watch stops the job when a process of this host we talk to stops
 // beating: its progress goroutine bumps a heartbeat in its header at least
-// every heartbeatEvery, even while its application computes, so a frozen
+// beat period, even while its application computes, so a frozen
 // or stuck process (which would hang whoever waits for it: a barrier, a
 // request it should serve) is found within --acp-peer-timeout.
 func (e *endpoint) watch() {
@@ -337,7 +337,7 @@ func (e *endpoint) watch() {
 	if now.UnixNano() < e.nextWatch.Load() {
 		return
 	}
-	e.nextWatch.Store(now.Add(heartbeatEvery).UnixNano())
+	e.nextWatch.Store(now.Add(e.beatEvery).UnixNano())
 	e.mu.Lock()
 	var stuck *peer
 	for _, p := range e.contacted {
@@ -358,13 +358,19 @@ func (e *endpoint) watch() {
 	}
 }
 
-// heartbeatEvery is how often a live process shows it is alive, and how
-// often peers look.
-const heartbeatEvery = 10 * time.Millisecond
+// beatPeriod is how often a live process shows it is alive, and how often
+// peers look: a sixteenth of the peer timeout, from 10 ms to 1 s. Each beat
+// wakes the sleeping progress goroutine and, through the Go runtime, its
+// monitor thread: on a node whose CPUs all run ranks each wake-up preempts
+// one, so beats are no more frequent than finding a stuck peer in time
+// needs (30 s by default: one beat a second).
+func beatPeriod(peerTimeout time.Duration) time.Duration {
+	return min(max(peerTimeout/16, 10*time.Millisecond), time.Second)
+}
 
 // beat shows peers that this process's progress goroutine runs.
 func (e *endpoint) beat(now time.Time) {
-	if now.Sub(e.lastBeat) >= heartbeatEvery {
+	if now.Sub(e.lastBeat) >= e.beatEvery {
 		e.lastBeat = now
 		atomic.AddUint64((*uint64)(unsafe.Pointer(&e.seg.mem[hdrHeartbeat])), 1)
 	}
@@ -530,7 +536,7 @@ func (e *endpoint) progressLoop() {
 			atomic.StoreUint32(sleeping, 0)
 			continue
 		}
-		futexWait(futex, v, int64(heartbeatEvery))
+		futexWait(futex, v, int64(e.beatEvery))
 		atomic.StoreUint32(sleeping, 0)
 	}
 }

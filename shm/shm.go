@@ -66,14 +66,15 @@ const (
 )
 
 type endpoint struct {
-	host    core.Host
-	me, n   int
-	node    [16]byte
-	pid     int
-	cma     bool
-	cmaWhy  string
-	spin    time.Duration
-	timeout time.Duration
+	host      core.Host
+	me, n     int
+	node      [16]byte
+	pid       int
+	cma       bool
+	cmaWhy    string
+	spin      time.Duration
+	timeout   time.Duration
+	beatEvery time.Duration // heartbeat period (beatPeriod)
 
 	ringSize int
 	seg      *memfd // header | starters | registration mirror
@@ -131,17 +132,18 @@ type peer struct {
 func open(cfg core.TransportConfig) (core.Transport, error) {
 	s := cfg.Settings
 	e := &endpoint{
-		host:     cfg.Host,
-		me:       cfg.Peer,
-		n:        cfg.NPeers,
-		node:     nodeID(),
-		pid:      unixGetpid(),
-		spin:     s.Duration("progress-spin"),
-		timeout:  s.Duration("peer-timeout"),
-		ringSize: pad8(int(s.Uint("shm-ring-size"))),
-		peers:    make([]atomic.Pointer[peer], cfg.NPeers),
-		ops:      map[uint64]*op{},
-		done:     make(chan struct{}),
+		host:      cfg.Host,
+		me:        cfg.Peer,
+		n:         cfg.NPeers,
+		node:      nodeID(),
+		pid:       unixGetpid(),
+		spin:      s.Duration("progress-spin"),
+		timeout:   s.Duration("peer-timeout"),
+		beatEvery: beatPeriod(s.Duration("peer-timeout")),
+		ringSize:  pad8(int(s.Uint("shm-ring-size"))),
+		peers:     make([]atomic.Pointer[peer], cfg.NPeers),
+		ops:       map[uint64]*op{},
+		done:      make(chan struct{}),
 	}
 	if s.Uint("shm-cma") == 1 {
 		e.cma, e.cmaWhy = allowPeerAccess()
