@@ -309,6 +309,13 @@ func (e *endpoint) recycle() {
 func (e *endpoint) armCheck(t time.Time) {
 	if ns := t.UnixNano(); ns < e.nextCheck.Load() {
 		e.nextCheck.Store(ns)
+		// The progress goroutine may sleep past it (idle, it sleeps up
+		// to idleSleep): wake it to sleep for the right time. That is
+		// the first datagram after a quiet spell; later ones find it
+		// awake or sleeping for a retransmission time already.
+		if until := e.sleepUntil.Load(); until != 0 && ns < until {
+			e.wake()
+		}
 	}
 }
 
@@ -729,11 +736,21 @@ func (e *endpoint) progressLoop() {
 			core.Yield()
 			continue
 		}
-		wait := int64(100 * time.Millisecond)
-		if next := e.nextCheck.Load() - time.Now().UnixNano(); next < wait {
+		// Announce the sleep, then read the deadline once more: one
+		// armed meanwhile is either seen here or wakes us (armCheck).
+		now := time.Now().UnixNano()
+		wait := int64(idleSleep)
+		if next := e.nextCheck.Load() - now; next < wait {
 			wait = max(next, 0)
 		}
-		if err := waitReadable(e.sock.fd(), e.wakeFd, wait); err != nil {
+		e.sleepUntil.Store(now + wait)
+		if next := e.nextCheck.Load() - now; next < wait {
+			wait = max(next, 0)
+		}
+		err := waitReadable(e.sock.fd(), e.wakeFd, wait)
+		e.sleepUntil.Store(0)
+		drainEventfd(e.wakeFd)
+		if err != nil {
 			e.host.Logf(1, "udp: poll failed: %v", err)
 			time.Sleep(time.Millisecond)
 		}

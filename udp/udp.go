@@ -70,6 +70,12 @@ const (
 	// streamWait is how long a waiting thread keeps taking the rest of a
 	// put after the last fragment arrived.
 	streamWait = 20 * time.Microsecond
+
+	// idleSleep is the longest the progress goroutine sleeps with nothing
+	// due: each return from that sleep (a system call) sets the Go
+	// runtime's monitor thread polling every 20 µs for a millisecond, a
+	// preemption each where every CPU runs a rank.
+	idleSleep = time.Second
 )
 
 type endpoint struct {
@@ -104,6 +110,7 @@ type endpoint struct {
 	landed      bool         // a peer's put was written during this batch
 	nextOpCheck time.Time    // when checkTimers next looks at waiting operations
 	nextCheck   atomic.Int64 // unix ns of the next retransmission check
+	sleepUntil  atomic.Int64 // unix ns the sleeping progress goroutine wakes at; 0 while it runs
 	pool        sync.Pool
 
 	rxMu    sync.Mutex
@@ -315,12 +322,17 @@ func (e *endpoint) Close() error {
 	}
 	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received, %d dropped (duplicates, foreign, beyond the window)",
 		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.dropped.Load())
-	var one [8]byte
-	one[0] = 1
-	_, _ = unix.Write(e.wakeFd, one[:])
+	e.wake()
 	<-e.done
 	e.close()
 	return nil
+}
+
+// wake ends the progress goroutine's sleep.
+func (e *endpoint) wake() {
+	var one [8]byte
+	one[0] = 1
+	_, _ = unix.Write(e.wakeFd, one[:])
 }
 
 func (e *endpoint) close() {
