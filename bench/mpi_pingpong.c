@@ -389,8 +389,13 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         print_header();
-    if (with_acp && acp_peer != ACP_GA_NULL) /* the first access maps the peer's memory, through Go */
-        acp_complete(acp_copy(acp_mine + flag_off() + 256, acp_peer + flag_off() + 256, 1, ACP_HANDLE_NULL));
+    if (with_acp) {
+        /* The first access to the peer's memory and the first acp_sync go
+         * through Go (they map the peer's memory and engine area). */
+        if (acp_peer != ACP_GA_NULL)
+            acp_complete(acp_copy(acp_mine + flag_off() + 256, acp_peer + flag_off() + 256, 1, ACP_HANDLE_NULL));
+        acp_sync();
+    }
     MPI_Barrier(MPI_COMM_WORLD); /* then all end the settling spin together */
     for (double end = MPI_Wtime() + settle_ms * 1e-3; MPI_Wtime() < end;)
         ; /* settle: no MPI or ACP calls */
