@@ -55,6 +55,17 @@
  * time per call, minimum, maximum and average over the processes (IMB
  * Barrier's columns).
  *
+ * noise: fixed work quanta (FWQ) on every process at once, to show what
+ * the library's threads take from an application that computes: a loop
+ * of about 20 us of arithmetic (calibrated once) timed N times (-quanta,
+ * default 100000, about 2 s), first before acp_init (the reference: the Go
+ * runtime is loaded but idle), then after acp_init and acp_sync while no
+ * ACP call is made. Per phase: the shortest quantum, the median, the 99th
+ * percentile and the longest, in microseconds; noise = the share of the
+ * time above the shortest quantum, sum(t - t_min) / sum(t); and the main
+ * thread's involuntary context switches per second. Run it with as many
+ * processes as the host has CPUs.
+ *
  * passive: a put pingpong's first half only, rank 0 putting N bytes into
  * rank 1 and completing, measured twice: while rank 1 waits in acp_sync
  * (t_pure), and while rank 1 computes without calling ACP (t_ovrl). Equal
@@ -102,6 +113,7 @@
 static size_t max_size;
 static int me, failures;
 static double settle_ms = 50;
+static long quanta = 100000; /* noise: quanta per phase */
 static acp_ga_t my_starter, peer_starter; /* peer: rank 1 - me (rank 1 on ranks > 1) */
 static uint8_t *my_base;
 static const char *bench = "pingpong";
@@ -179,11 +191,12 @@ static void usage(void)
 {
     fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]\n"
                     "                [-settle MS]\n"
+                    "       acprun -np NCPUS acpbench noise [-quanta N]\n"
                     "       acprun -np N acpbench sync [-settle MS]\n");
     exit(2);
 }
 
-static const char *const modes[] = {"pingpong", "get", "putbw", "getbw", "atomic", "sync", "passive", "chpingpong", "chbw"};
+static const char *const modes[] = {"pingpong", "get", "putbw", "getbw", "atomic", "sync", "passive", "chpingpong", "chbw", "noise"};
 
 static int is_mode(const char *a)
 {
@@ -208,6 +221,11 @@ static void parse_args(int argc, char **argv)
             char *end;
             settle_ms = strtod(argv[++i], &end);
             if (*end != '\0' || settle_ms < 0)
+                usage();
+        } else if (strcmp(argv[i], "-quanta") == 0 && i + 1 < argc) {
+            char *end;
+            quanta = strtol(argv[++i], &end, 0);
+            if (*end != '\0' || quanta < 100)
                 usage();
         } else if (is_mode(argv[i])) {
             bench = argv[i];
@@ -268,6 +286,12 @@ static void print_header(int nprocs)
     } else if (strcmp(bench, "sync") == 0) {
         printf("# Method: acp_sync on every process\n");
         printf("# t[usec]    = time per call, minimum/maximum/average over the processes\n");
+    } else if (strcmp(bench, "noise") == 0) {
+        printf("# Method: %ld quanta of fixed work (about 20 us each) on every process,\n", quanta);
+        printf("#         before acp_init (ref) and after it, with no ACP call (acp)\n");
+        printf("# min, median, p99, max = quantum times [usec]\n");
+        printf("# noise      = sum(t - t_min) / sum(t), in %%\n");
+        printf("# csw/s      = involuntary context switches of the main thread per second\n");
     } else if (strcmp(bench, "passive") == 0) {
         printf("# Method: acp_copy into the peer's starter memory + acp_complete while the\n");
         printf("#         peer waits in acp_sync (t_pure) or computes without calling\n");
@@ -885,6 +909,131 @@ static void sync_latency(int nprocs)
     }
 }
 
+/* ---- noise: fixed work quanta ----------------------------------------------------- */
+
+struct fwq {
+    double min, med, p99, max, noise, csw; /* usec, usec, usec, usec, %, 1/s */
+};
+
+static long fwq_iters;           /* arithmetic steps in one quantum */
+static struct fwq fwq_ref;       /* before acp_init */
+static volatile double fwq_sink; /* keeps the work from being optimised away */
+
+static void fwq_work(long iters)
+{
+    double x = fwq_sink;
+    for (long i = 0; i < iters; i++)
+        x = x * 1.0000001 + 1e-9;
+    fwq_sink = x;
+}
+
+/* The main thread's involuntary context switches so far, or -1. */
+static long involuntary_switches(void)
+{
+    FILE *f = fopen("/proc/thread-self/status", "r");
+    char line[256];
+    long n = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return n;
+}
+
+/* Steps for a quantum of about 20 us: the fastest of 50 timings of 10,000. */
+static long fwq_calibrate(void)
+{
+    double best = 1;
+    for (int i = 0; i < 50; i++) {
+        double t0 = now();
+        fwq_work(10000);
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    }
+    long iters = (long)(10000 * 20e-6 / best);
+    return iters < 100 ? 100 : iters;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static struct fwq fwq_run(void)
+{
+    double *t = malloc((size_t)quanta * sizeof *t);
+    if (t == NULL) {
+        fprintf(stderr, "acpbench: cannot allocate %ld quantum times\n", quanta);
+        exit(1);
+    }
+    long c0 = involuntary_switches();
+    double start = now();
+    for (long q = 0; q < quanta; q++) {
+        double t0 = now();
+        fwq_work(fwq_iters);
+        t[q] = now() - t0;
+    }
+    double elapsed = now() - start;
+    long c1 = involuntary_switches();
+    double sum = 0;
+    for (long q = 0; q < quanta; q++)
+        sum += t[q];
+    qsort(t, (size_t)quanta, sizeof *t, cmp_double);
+    struct fwq r = {t[0] * 1e6, t[quanta / 2] * 1e6, t[quanta * 99 / 100] * 1e6, t[quanta - 1] * 1e6,
+                    100 * (sum - (double)quanta * t[0]) / sum, c0 < 0 || c1 < 0 ? -1 : (double)(c1 - c0) / elapsed};
+    free(t);
+    return r;
+}
+
+static void print_fwq(int rank, const char *phase, const struct fwq *r)
+{
+    printf("%8d%8s%12.2f%12.2f%12.2f%12.1f%12.3f%12.1f\n", rank, phase, r->min, r->med, r->p99, r->max, r->noise,
+           r->csw);
+}
+
+/* The reference ran before acp_init; now the same with the library up. */
+static void noise(int nprocs)
+{
+    acp_sync();
+    struct fwq mine[2] = {fwq_ref, fwq_run()};
+    memcpy(my_base, mine, sizeof mine);
+    acp_sync();
+    if (me == 0) {
+        printf("#---------------------------------------------------\n");
+        printf("# Benchmarking Fixed work quanta (%ld steps each)\n", fwq_iters);
+        printf("# #processes = %d\n", nprocs);
+        printf("#---------------------------------------------------\n");
+        printf("%8s%8s%12s%12s%12s%12s%12s%12s\n", "#rank", "phase", "min[usec]", "median", "p99", "max",
+               "noise[%]", "csw/s");
+        double ref = 0, acp = 0;
+        for (int r = 0; r < nprocs; r++) {
+            struct fwq got[2];
+            if (r == 0) {
+                memcpy(got, mine, sizeof got);
+            } else {
+                acp_complete(acp_copy(my_starter + 4096 - sizeof got, acp_query_starter_ga(r), sizeof got,
+                                      ACP_HANDLE_NULL));
+                memcpy(got, my_base + 4096 - sizeof got, sizeof got);
+            }
+            print_fwq(r, "ref", &got[0]);
+            print_fwq(r, "acp", &got[1]);
+            for (int k = 0; k < 2; k++)
+                if (!(got[k].min > 0 && got[k].min <= got[k].med && got[k].med <= got[k].p99 &&
+                      got[k].p99 <= got[k].max && got[k].noise >= 0 && got[k].noise < 100)) {
+                    fprintf(stderr, "acpbench: rank %d: quantum times out of order\n", r);
+                    failures++;
+                }
+            ref += got[0].noise;
+            acp += got[1].noise;
+        }
+        printf("# mean noise: ref %.3f %%, acp %.3f %%\n", ref / nprocs, acp / nprocs);
+    }
+    acp_sync();
+}
+
 /* Work that keeps a core busy without calling ACP, about `us` microseconds. */
 static void compute(double us)
 {
@@ -940,6 +1089,10 @@ static void passive(int nprocs)
 int main(int argc, char **argv)
 {
     parse_args(argc, argv);
+    if (strcmp(bench, "noise") == 0) {
+        fwq_iters = fwq_calibrate();
+        fwq_ref = fwq_run();
+    }
     argv = with_starter_size(&argc, argv);
     if (acp_init(&argc, &argv) != 0) {
         fprintf(stderr, "acpbench: acp_init failed\n");
@@ -947,7 +1100,7 @@ int main(int argc, char **argv)
     }
     me = acp_rank();
     int nprocs = acp_procs();
-    if (nprocs < 2 && strcmp(bench, "sync") != 0) {
+    if (nprocs < 2 && strcmp(bench, "sync") != 0 && strcmp(bench, "noise") != 0) {
         if (me == 0)
             fprintf(stderr, "acpbench: %s needs 2 processes (acprun -np 2 acpbench %s)\n", bench, bench);
         acp_finalize();
@@ -976,6 +1129,8 @@ int main(int argc, char **argv)
         sync_latency(nprocs);
     else if (strcmp(bench, "passive") == 0)
         passive(nprocs);
+    else if (strcmp(bench, "noise") == 0)
+        noise(nprocs);
     else if (strcmp(bench, "chbw") == 0)
         chbw(nprocs);
     else
