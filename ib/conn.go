@@ -123,6 +123,7 @@ func (e *endpoint) toRTS(c *conn) error {
 	if c.state != connFailed {
 		c.state = connReady
 		e.drain(c)
+		e.wakeIdle() // work that waited for the connection is in flight now
 	}
 	return nil
 }

@@ -66,8 +66,8 @@ const (
 	qpTimeout    = 16      // local ACK timeout 4.096 µs * 2^16 = 0.27 s
 	qpRetry      = 7
 	recvTag      = 1 << 63
-	timerPeriod  = 50 * time.Millisecond
-	addressBytes = 18 // IPv6-sized IP | port
+	timerPeriod  = 50 * time.Millisecond // the progress goroutine's longest sleep with work in flight
+	addressBytes = 18                    // IPv6-sized IP | port
 )
 
 type endpoint struct {
@@ -122,8 +122,10 @@ type endpoint struct {
 	fatal     error
 	nconn     int // queue pairs created (statistics, tests)
 
-	appPolls atomic.Uint64 // Poll calls by the engine's waiting threads
-	clock    atomic.Int64  // see now
+	appPolls  atomic.Uint64 // Poll calls by the engine's waiting threads
+	clock     atomic.Int64  // see now
+	idleSleep atomic.Bool   // the progress goroutine sleeps for idleWait, events for solicited messages only
+	idleWait  time.Duration // its longest sleep with nothing in flight (idlePeriod)
 
 	fatalOnce sync.Once
 	closed    atomic.Bool
@@ -177,6 +179,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		done:      make(chan struct{}),
 		wakeFD:    -1,
 		forceNIC:  testForceNICAtomics,
+		idleWait:  idlePeriod(s.Duration("peer-timeout")),
 	}
 	e.keys.init(s.Int("ib-key-cache"))
 	e.clock.Store(time.Now().UnixNano())
@@ -336,6 +339,24 @@ func (e *endpoint) Poll() bool {
 	return e.progress()
 }
 
+// idlePeriod is the progress goroutine's longest sleep with nothing in
+// flight: a sixteenth of the peer timeout, from timerPeriod to 1 s. The
+// coarse clock (now) may be that old when an operation is issued, so it
+// stays small against the timeout.
+func idlePeriod(peerTimeout time.Duration) time.Duration {
+	return min(max(peerTimeout/16, timerPeriod), time.Second)
+}
+
+// wakeIdle ends a long sleep of the progress goroutine: an operation was
+// issued that it must see complete if the application does not wait.
+func (e *endpoint) wakeIdle() {
+	if e.idleSleep.Load() {
+		var one [8]byte
+		one[0] = 1
+		_, _ = unix.Write(e.wakeFD, one[:])
+	}
+}
+
 // now is the coarse clock of the endpoint (Unix nanoseconds), refreshed
 // by the progress loop at least every timerPeriod: reading the real clock
 // can cost microseconds (a virtual machine without a usable TSC), and only
@@ -439,24 +460,40 @@ func (e *endpoint) progressLoop() {
 		// (sent solicited) need us when nothing of ours is in flight:
 		// an event for every completion would make the adapter's driver
 		// wake this goroutine on each of the application's operations,
-		// which the application polls for itself.
+		// which the application polls for itself. With nothing in flight
+		// the sleep is long (each return from it sets the Go runtime's
+		// monitor thread polling for a millisecond); announced first, so
+		// that an operation issued meanwhile either counts as in flight
+		// here or wakes us (issue).
+		e.idleSleep.Store(true)
 		e.mu.Lock()
-		busy := len(e.free) != len(e.slots)
+		busy := len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
 		e.mu.Unlock()
+		wait := e.idleWait
+		if busy {
+			e.idleSleep.Store(false)
+			wait = timerPeriod
+		}
 		for _, d := range e.devs {
 			armCQ(d.v, !busy)
 		}
 		if e.progress() {
+			e.idleSleep.Store(false)
 			gate.Worked(time.Now())
 			seen = e.appPolls.Load()
 			continue
 		}
-		e.takeEvents(waitFDs(fds, int(timerPeriod/time.Millisecond)))
+		e.takeEvents(waitFDs(fds, int(wait/time.Millisecond)))
+		e.idleSleep.Store(false)
 	}
 }
 
 // takeEvents consumes the events waitFDs reported.
 func (e *endpoint) takeEvents(ready int) {
+	if ready > 0 && ready&1 != 0 && !e.closed.Load() {
+		var b [8]byte
+		_, _ = unix.Read(e.wakeFD, b[:]) // a wake-up (issue): reset it
+	}
 	if ready > 0 {
 		for i, d := range e.devs {
 			if ready&(1<<(1+2*i)) != 0 {

@@ -117,6 +117,7 @@ func (e *endpoint) issue(o *op) {
 	}
 	e.enqueue(e.connTo(o.peer, path), r)
 	e.unlockAndRun()
+	e.wakeIdle()
 }
 
 // Send implements core.Transport: an RC SEND on the colour-0 connection.
