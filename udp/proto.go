@@ -627,7 +627,8 @@ func (e *endpoint) checkTimers(now time.Time) {
 // blocks; several goroutines may call it (one receives at a time).
 func (e *endpoint) progress() bool {
 	worked := false
-	if e.rxMu.TryLock() {
+	reading := e.rxMu.TryLock()
+	if reading {
 		var n int
 		var err error
 		placed, none := false, false
@@ -665,7 +666,10 @@ func (e *endpoint) progress() bool {
 			}
 		}
 	}
-	if now := time.Now(); now.UnixNano() >= e.nextCheck.Load() {
+	// Timers only where the socket was read: a thread that found it taken
+	// would retransmit for want of an acknowledgement the taker is
+	// reading now (it checks them itself when done).
+	if now := time.Now(); reading && now.UnixNano() >= e.nextCheck.Load() {
 		e.mu.Lock()
 		e.checkTimers(now)
 		e.flushLocked()
