@@ -34,3 +34,14 @@ func (g *IdleGate) MaySleep(now time.Time) bool {
 	g.turns++
 	return g.spin == 0 || (g.turns >= minIdleTurns && now.Sub(g.since) >= g.spin)
 }
+
+// IdlePeriod is how long a progress goroutine with nothing due may sleep
+// before it looks again: a sixteenth of the peer timeout, from floor to 1
+// s. Each return from such a sleep (a system call) sets the Go runtime's
+// monitor thread polling every 20 µs for a millisecond, a preemption each
+// where every CPU runs a rank; what the goroutine does on waking (a
+// heartbeat, a look at a coarse clock) must still be seen well within the
+// timeout.
+func IdlePeriod(peerTimeout, floor time.Duration) time.Duration {
+	return min(max(peerTimeout/16, floor), time.Second)
+}

@@ -35,3 +35,16 @@ func TestIdleGateZeroSpinSleepsAtOnce(t *testing.T) {
 	g := NewIdleGate(0)
 	assert.True(t, g.MaySleep(time.Now()))
 }
+
+// A sixteenth of the peer timeout, within the floor and 1 s.
+func TestIdlePeriod(t *testing.T) {
+	for _, c := range []struct{ timeout, floor, want time.Duration }{
+		{30 * time.Second, 10 * time.Millisecond, time.Second},
+		{time.Second, 10 * time.Millisecond, time.Second / 16},
+		{time.Second, 100 * time.Millisecond, 100 * time.Millisecond},
+		{0, 10 * time.Millisecond, 10 * time.Millisecond},
+		{time.Hour, 50 * time.Millisecond, time.Second},
+	} {
+		assert.Equal(t, c.want, IdlePeriod(c.timeout, c.floor), "peer timeout %v, floor %v", c.timeout, c.floor)
+	}
+}

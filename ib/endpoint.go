@@ -125,7 +125,7 @@ type endpoint struct {
 	appPolls  atomic.Uint64 // Poll calls by the engine's waiting threads
 	clock     atomic.Int64  // see now
 	idleSleep atomic.Bool   // the progress goroutine sleeps for idleWait, events for solicited messages only
-	idleWait  time.Duration // its longest sleep with nothing in flight (idlePeriod)
+	idleWait  time.Duration // its longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
 
 	fatalOnce sync.Once
 	closed    atomic.Bool
@@ -179,7 +179,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		done:      make(chan struct{}),
 		wakeFD:    -1,
 		forceNIC:  testForceNICAtomics,
-		idleWait:  idlePeriod(s.Duration("peer-timeout")),
+		idleWait:  core.IdlePeriod(s.Duration("peer-timeout"), timerPeriod),
 	}
 	e.keys.init(s.Int("ib-key-cache"))
 	e.clock.Store(time.Now().UnixNano())
@@ -337,14 +337,6 @@ func (e *endpoint) peerAddr(peer int) string {
 func (e *endpoint) Poll() bool {
 	e.appPolls.Add(1)
 	return e.progress()
-}
-
-// idlePeriod is the progress goroutine's longest sleep with nothing in
-// flight: a sixteenth of the peer timeout, from timerPeriod to 1 s. The
-// coarse clock (now) may be that old when an operation is issued, so it
-// stays small against the timeout.
-func idlePeriod(peerTimeout time.Duration) time.Duration {
-	return min(max(peerTimeout/16, timerPeriod), time.Second)
 }
 
 // wakeIdle ends a long sleep of the progress goroutine: an operation was

@@ -358,15 +358,6 @@ func (e *endpoint) watch() {
 	}
 }
 
-// beatPeriod is how often a live process shows it is alive, and how often
-// peers look: a sixteenth of the peer timeout, from 10 ms to 1 s. Each beat
-// wakes the sleeping progress goroutine and, through the Go runtime, its
-// monitor thread: on a node whose CPUs all run ranks each wake-up preempts
-// one, so beats are no more frequent than finding a stuck peer in time
-// needs (30 s by default: one beat a second).
-func beatPeriod(peerTimeout time.Duration) time.Duration {
-	return min(max(peerTimeout/16, 10*time.Millisecond), time.Second)
-}
 
 // beat shows peers that this process's progress goroutine runs.
 func (e *endpoint) beat(now time.Time) {

@@ -74,7 +74,7 @@ type endpoint struct {
 	cmaWhy    string
 	spin      time.Duration
 	timeout   time.Duration
-	beatEvery time.Duration // heartbeat period (beatPeriod)
+	beatEvery time.Duration // how often a live process shows it is alive, and peers look (core.IdlePeriod)
 
 	ringSize int
 	seg      *memfd // header | starters | registration mirror
@@ -139,7 +139,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		pid:       unixGetpid(),
 		spin:      s.Duration("progress-spin"),
 		timeout:   s.Duration("peer-timeout"),
-		beatEvery: beatPeriod(s.Duration("peer-timeout")),
+		beatEvery: core.IdlePeriod(s.Duration("peer-timeout"), 10*time.Millisecond),
 		ringSize:  pad8(int(s.Uint("shm-ring-size"))),
 		peers:     make([]atomic.Pointer[peer], cfg.NPeers),
 		ops:       map[uint64]*op{},
