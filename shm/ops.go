@@ -358,7 +358,6 @@ func (e *endpoint) watch() {
 	}
 }
 
-
 // beat shows peers that this process's progress goroutine runs.
 func (e *endpoint) beat(now time.Time) {
 	if now.Sub(e.lastBeat) >= e.beatEvery {
