@@ -5,10 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/conformance"
@@ -125,4 +128,32 @@ func TestConcurrentCopiesUnderFaults(t *testing.T) {
 		}
 	}
 	w.Close()
+}
+
+// A copy issued while both progress goroutines sleep with nothing due
+// (up to idleSleep) and never waited for still lands soon when its
+// datagrams are lost: arming the retransmission timer wakes the sleeping
+// goroutine, which would otherwise look again only after idleSleep.
+func TestIdleProgressRetransmitsAtOnce(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "udp", "udp-faults=loss=0.5,seed=11")
+	defer w.Close()
+	e0 := w.Engines[0]
+	src, err := e0.StarterGA(0)
+	require.NoError(t, err)
+	dst, err := e0.StarterGA(1)
+	require.NoError(t, err)
+	mine, theirs := e0.StarterMemory(0), w.Engines[1].StarterMemory(0)
+	for i := 1; i <= 10; i++ {
+		time.Sleep(20 * time.Millisecond) // past the spin: both goroutines sleep
+		mine[0] = byte(i)
+		h, err := e0.Copy(dst+64, src, 1, core.HandleNull)
+		require.NoError(t, err)
+		// Nobody waits in the library: only the progress goroutines run.
+		deadline := time.Now().Add(250 * time.Millisecond) // a quarter of the idle sleep
+		for atomic.LoadUint32((*uint32)(unsafe.Pointer(&theirs[64])))&0xff != uint32(i) {
+			require.True(t, time.Now().Before(deadline), "copy %d not landed after 250 ms", i)
+			time.Sleep(100 * time.Microsecond)
+		}
+		e0.Complete(h)
+	}
 }
