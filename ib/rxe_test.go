@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -644,4 +645,34 @@ func TestMemlockLimitNamed(t *testing.T) {
 	assert.Regexp(t, `limit \(ulimit -l\) is 4096 KiB and this process needs at least \d+ KiB`, err.Error())
 	t.Log(err)
 	w.Close()
+}
+
+// Work issued while the progress goroutine sleeps with nothing in flight,
+// and never waited for, is still seen through: issuing wakes it. An
+// ordered pair shows it: the second copy starts only once the first has
+// completed, which the progress goroutine must notice when nobody waits
+// (its sleep then asked for events of solicited messages only).
+func TestIdleProgressSeesIssuedWork(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
+	defer w.Close()
+	e := w.Engines[0]
+	mine, theirs := e.StarterMemory(core.SegStarter), w.Engines[1].StarterMemory(core.SegStarter)
+	h, err := e.Copy(starterGA(e, 1, 0), starterGA(e, 0, 0), 8, core.HandleNull) // connect first
+	require.NoError(t, err)
+	e.Complete(h)
+	for i := 1; i <= 5; i++ {
+		time.Sleep(100 * time.Millisecond) // past the spin: the goroutines sleep
+		mine[0], mine[1] = byte(i), byte(i)
+		first, err := e.Copy(starterGA(e, 1, 200), starterGA(e, 0, 0), 1, core.HandleNull)
+		require.NoError(t, err)
+		second, err := e.Copy(starterGA(e, 1, 300), starterGA(e, 0, 1), 1, first)
+		require.NoError(t, err)
+		deadline := time.Now().Add(250 * time.Millisecond) // a quarter of the idle sleep
+		for atomic.LoadUint32((*uint32)(unsafe.Pointer(&theirs[300])))&0xff != uint32(i) {
+			require.True(t, time.Now().Before(deadline), "ordered copy %d not landed after 250 ms", i)
+			time.Sleep(200 * time.Microsecond)
+		}
+		e.Complete(second)
+	}
 }
