@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -668,11 +667,7 @@ func TestIdleProgressSeesIssuedWork(t *testing.T) {
 		require.NoError(t, err)
 		second, err := e.Copy(starterGA(e, 1, 300), starterGA(e, 0, 1), 1, first)
 		require.NoError(t, err)
-		deadline := time.Now().Add(250 * time.Millisecond) // a quarter of the idle sleep
-		for atomic.LoadUint32((*uint32)(unsafe.Pointer(&theirs[300])))&0xff != uint32(i) {
-			require.True(t, time.Now().Before(deadline), "ordered copy %d not landed after 250 ms", i)
-			time.Sleep(200 * time.Microsecond)
-		}
+		coretest.AwaitByte(t, theirs, 300, byte(i), 250*time.Millisecond) // a quarter of the idle sleep
 		e.Complete(second)
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,11 +147,7 @@ func TestIdleProgressRetransmitsAtOnce(t *testing.T) {
 		h, err := e0.Copy(dst+64, src, 1, core.HandleNull)
 		require.NoError(t, err)
 		// Nobody waits in the library: only the progress goroutines run.
-		deadline := time.Now().Add(250 * time.Millisecond) // a quarter of the idle sleep
-		for atomic.LoadUint32((*uint32)(unsafe.Pointer(&theirs[64])))&0xff != uint32(i) {
-			require.True(t, time.Now().Before(deadline), "copy %d not landed after 250 ms", i)
-			time.Sleep(100 * time.Microsecond)
-		}
+		coretest.AwaitByte(t, theirs, 64, byte(i), 250*time.Millisecond) // a quarter of the idle sleep
 		e0.Complete(h)
 	}
 }

@@ -1,0 +1,26 @@
+package coretest
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// AwaitByte polls mem[off] (which another process's writes may change at
+// any moment, as a passive target's memory does) until it holds want, and
+// fails t if that takes longer than within. off must be a multiple of 4.
+func AwaitByte(t testing.TB, mem []byte, off int, want byte, within time.Duration) {
+	t.Helper()
+	if off%4 != 0 || off+4 > len(mem) {
+		t.Fatalf("AwaitByte: offset %d is not a word of a %d-byte region", off, len(mem))
+	}
+	word := (*uint32)(unsafe.Pointer(&mem[off]))
+	deadline := time.Now().Add(within)
+	for byte(atomic.LoadUint32(word)) != want { // little-endian: the byte at off
+		if time.Now().After(deadline) {
+			t.Fatalf("byte %d is %d, not %d, after %v", off, byte(atomic.LoadUint32(word)), want, within)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
