@@ -89,6 +89,15 @@ static uint64_t slots_for(uint64_t size)
     return size <= ACPCH_PAYLOAD ? 1 : (size + ACPCH_PAYLOAD - 1) / ACPCH_PAYLOAD;
 }
 
+/* Payload bytes of the slot at offset off of a message of size bytes. */
+static uint64_t slot_bytes(uint64_t size, uint64_t off)
+{
+    return size - off < ACPCH_PAYLOAD ? size - off : ACPCH_PAYLOAD;
+}
+
+/* The slot of ring position pos. */
+static char *slot_at(char *ring, uint64_t pos) { return ring + (pos % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE; }
+
 uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
 {
     if (size > ACPCH_EAGER_MAX || (buf == NULL && size > 0))
@@ -115,8 +124,8 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
      * the first carries the size, the others their offset. */
     char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
     for (uint64_t i = 0, off = 0; i < k; i++, off += ACPCH_PAYLOAD) {
-        char *s = ring + ((tail + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
-        uint64_t n = size - off < ACPCH_PAYLOAD ? size - off : ACPCH_PAYLOAD;
+        char *s = slot_at(ring, tail + i);
+        uint64_t n = slot_bytes(size, off);
         if (n > 0)
             memcpy(s + ACPCH_HEADER_SIZE, (char *)buf + off, n);
         *(uint32_t *)(s + 8) = (i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT) | ACPCH_KIND_ORDERED;
@@ -165,22 +174,22 @@ uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
  * or not what a sender writes: Go takes it and reports the error). */
 static int landed_message(char *ring, uint64_t head, uint64_t *total, uint64_t *k)
 {
-    char *s = ring + (head % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+    char *s = slot_at(ring, head);
     if (LOAD((uint64_t *)s) != head + 1)
         return 0;
     uint32_t kind = *(uint32_t *)(s + 8), n = *(uint32_t *)(s + 12);
     uint64_t t = *(uint64_t *)(s + 16);
-    if (kind != (ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED) || t > ACPCH_EAGER_MAX || n != (t < ACPCH_PAYLOAD ? t : ACPCH_PAYLOAD))
+    if (kind != (ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED) || t > ACPCH_EAGER_MAX || n != slot_bytes(t, 0))
         return -1;
     uint64_t m = slots_for(t);
     if (m > ACPCH_MAX_SLOTS)
         return -1;
     for (uint64_t i = 1; i < m; i++) {
-        s = ring + ((head + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+        s = slot_at(ring, head + i);
         if (LOAD((uint64_t *)s) != head + i + 1)
             return 0;
-        uint64_t off = i * ACPCH_PAYLOAD, want = t - off < ACPCH_PAYLOAD ? t - off : ACPCH_PAYLOAD;
-        if (*(uint32_t *)(s + 8) != (ACPCH_KIND_NEXT | ACPCH_KIND_ORDERED) || *(uint32_t *)(s + 12) != want ||
+        uint64_t off = i * ACPCH_PAYLOAD;
+        if (*(uint32_t *)(s + 8) != (ACPCH_KIND_NEXT | ACPCH_KIND_ORDERED) || *(uint32_t *)(s + 12) != slot_bytes(t, off) ||
             *(uint64_t *)(s + 16) != t || *(uint64_t *)(s + 24) != off)
             return -1;
     }
@@ -217,13 +226,13 @@ static int fill(char *f, int *publish)
          * sender's cache, and the copy below would otherwise wait for them
          * a few at a time. */
         for (uint64_t i = 0; i < k; i++) {
-            char *s = ring + ((head + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE + ACPCH_HEADER_SIZE;
+            char *s = slot_at(ring, head + i) + ACPCH_HEADER_SIZE;
             uint64_t n = *(uint32_t *)(s - ACPCH_HEADER_SIZE + 12);
             for (uint64_t o = 0; o < n; o += 64)
                 __builtin_prefetch(s + o);
         }
         for (uint64_t i = 0, off = 0; i < k && off < cap; i++, off += ACPCH_PAYLOAD) {
-            char *s = ring + ((head + i) % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE;
+            char *s = slot_at(ring, head + i);
             uint64_t n = *(uint32_t *)(s + 12);
             memcpy((char *)(uintptr_t)e[2] + off, s + ACPCH_HEADER_SIZE, n < cap - off ? n : cap - off);
         }
@@ -284,21 +293,15 @@ size_t acpch_wait(uintptr_t h)
             unlock(f);
             return goacp_wait_ch(h);
         }
-        if (state == ACPCH_DONE) {
-            size_t n = e[2];
-            STORE(&e[1], ACPCH_FREE);
-            unlock(f);
-            return n;
-        }
         if (state == ACPCH_ADOPTED) {
             uintptr_t gh = e[3];
             STORE(&e[1], ACPCH_FREE);
             unlock(f);
             return goacp_wait_ch(gh);
         }
-        int publish = 0, adopt = fill(f, &publish);
+        /* A posted receive: take what landed (sends are done at once). */
+        int publish = 0, adopt = state == ACPCH_POSTED ? fill(f, &publish) : 0;
         if (LOAD(&e[1]) == ACPCH_DONE) {
-            /* Filled just now: take it under the same lock. */
             size_t n = e[2];
             STORE(&e[1], ACPCH_FREE);
             unlock(f);
