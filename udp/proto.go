@@ -309,10 +309,10 @@ func (e *endpoint) recycle() {
 func (e *endpoint) armCheck(t time.Time) {
 	if ns := t.UnixNano(); ns < e.nextCheck.Load() {
 		e.nextCheck.Store(ns)
-		// The progress goroutine may sleep past it (idle, it sleeps up
-		// to idleSleep): wake it to sleep for the right time. That is
-		// the first datagram after a quiet spell; later ones find it
-		// awake or sleeping for a retransmission time already.
+		// The progress goroutine may sleep past it (it read the
+		// deadline before this one, and sleeps up to idleSleep): wake
+		// it to sleep for the right time. That is the first datagram
+		// after a quiet spell; later ones find it awake.
 		if until := e.sleepUntil.Load(); until != 0 && ns < until {
 			e.wake()
 		}
@@ -740,17 +740,11 @@ func (e *endpoint) progressLoop() {
 			core.Yield()
 			continue
 		}
-		// Announce the sleep, then read the deadline once more: one
-		// armed meanwhile is either seen here or wakes us (armCheck).
+		// Announce the sleep before reading the deadline: one armed
+		// meanwhile is either seen here or wakes us (armCheck).
 		now := time.Now().UnixNano()
-		wait := int64(idleSleep)
-		if next := e.nextCheck.Load() - now; next < wait {
-			wait = max(next, 0)
-		}
-		e.sleepUntil.Store(now + wait)
-		if next := e.nextCheck.Load() - now; next < wait {
-			wait = max(next, 0)
-		}
+		e.sleepUntil.Store(now + int64(idleSleep))
+		wait := min(int64(idleSleep), max(e.nextCheck.Load()-now, 0))
 		err := waitReadable(e.sock.fd(), e.wakeFd, wait)
 		e.sleepUntil.Store(0)
 		drainEventfd(e.wakeFd)

@@ -110,7 +110,7 @@ type endpoint struct {
 	landed      bool         // a peer's put was written during this batch
 	nextOpCheck time.Time    // when checkTimers next looks at waiting operations
 	nextCheck   atomic.Int64 // unix ns of the next retransmission check
-	sleepUntil  atomic.Int64 // unix ns the sleeping progress goroutine wakes at; 0 while it runs
+	sleepUntil  atomic.Int64 // unix ns the sleeping progress goroutine wakes at at the latest; 0 while it runs
 	pool        sync.Pool
 
 	rxMu    sync.Mutex
