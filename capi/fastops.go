@@ -1,8 +1,6 @@
 package main
 
 /*
-#include <stdlib.h>
-#include <string.h>
 #include "fastpath.h"
 */
 import "C"
@@ -124,27 +122,6 @@ func fastQueryAddress(e *core.Engine, ga core.GA) (unsafe.Pointer, bool) {
 	ok := C.acpfast_query_address(e.FastState(), C.acp_ga_t(ga), &p) != 0
 	return p, ok
 }
-
-// layoutState builds a fast state holding only layout l and rank me,
-// enabled, with an empty starter table, for testing the C decoding against
-// core.Layout; free it with C.free.
-func layoutState(l core.Layout, me int) unsafe.Pointer {
-	size := C.size_t(C.ACPF_TABLE + C.ACPF_MAX_WINDOW*C.ACPF_ENTRY_SIZE)
-	f := C.calloc(1, size)
-	u32 := func(off C.int, v uint32) { *(*uint32)(unsafe.Add(f, off)) = v }
-	u64 := func(off C.int, v uint64) { *(*uint64)(unsafe.Add(f, off)) = v }
-	u32(C.ACPF_ENABLED, 1)
-	u32(C.ACPF_ME, uint32(me))
-	u32(C.ACPF_NPROCS, uint32(l.NProcs))
-	u32(C.ACPF_RANK_SHIFT, uint32(l.ColorBits+l.SegBits+l.OffsetBits))
-	u32(C.ACPF_SEG_SHIFT, uint32(l.OffsetBits))
-	u64(C.ACPF_SEG_MASK, 1<<l.SegBits-1)
-	u64(C.ACPF_OFF_MASK, 1<<l.OffsetBits-1)
-	u64(C.ACPF_COLOR_MASK, (1<<l.ColorBits-1)<<(l.SegBits+l.OffsetBits))
-	return f
-}
-
-func freeState(f unsafe.Pointer) { C.free(f) }
 
 func stateQueryRank(f unsafe.Pointer, ga core.GA) int {
 	var r C.int

@@ -159,7 +159,8 @@ func TestFastDecodingMatchesLayout(t *testing.T) {
 	for _, c := range []struct{ nprocs, colors int }{{1, 1}, {3, 2}, {100, 4}, {5000, 256}, {core.MaxProcs, 3}} {
 		l, err := core.NewLayout(c.nprocs, c.colors)
 		require.NoError(t, err)
-		f := layoutState(l, 0)
+		f, release, err := core.FastStateFor(l, 0)
+		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(uint64(c.nprocs), uint64(c.colors)))
 		for i := range 5000 {
 			var ga core.GA
@@ -185,6 +186,6 @@ func TestFastDecodingMatchesLayout(t *testing.T) {
 				assert.Equal(t, l.Encode(r, 0, core.SegStarter, 0), ga)
 			}
 		}
-		freeState(f)
+		release()
 	}
 }

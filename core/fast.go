@@ -153,6 +153,19 @@ func (f *fastState) setEnabled(on bool) {
 	f.u32(fastEnabled).Store(v)
 }
 
+// FastStateFor builds a fast state that holds only layout l and rank me,
+// enabled, with an empty starter table and no engine behind it: for tests
+// of a C fast path's decoding against Layout. release unmaps it.
+func FastStateFor(l Layout, me int) (state unsafe.Pointer, release func(), err error) {
+	f, err := newFastState(1)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.setLayout(l, me)
+	f.setEnabled(true)
+	return unsafe.Pointer(&f.mem[0]), func() { unmap(f.mem) }, nil
+}
+
 // FastState returns the address of this engine's fast state, for a C fast
 // path in the same process (capi). It stays valid until the process ends.
 func (e *Engine) FastState() unsafe.Pointer { return unsafe.Pointer(&e.q.fast.mem[0]) }
