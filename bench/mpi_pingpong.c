@@ -170,6 +170,7 @@ static size_t flag_off(void) { return 2 * max_size + 128; }
  * each process's write of its own source byte would first take the line
  * back from the peer that just wrote into it. */
 #define FLAG_IN 64
+static size_t touch_off(void) { return flag_off() + 256; } /* the settling get's byte, as acpbench's */
 static size_t smem_needed(void) { return 2 * max_size + 4096; }
 
 static char **with_starter_size(int *argc, char **argv)
@@ -393,7 +394,7 @@ int main(int argc, char **argv)
         /* The first access to the peer's memory and the first acp_sync go
          * through Go (they map the peer's memory and engine area). */
         if (acp_peer != ACP_GA_NULL)
-            acp_complete(acp_copy(acp_mine + flag_off() + 256, acp_peer + flag_off() + 256, 1, ACP_HANDLE_NULL));
+            acp_complete(acp_copy(acp_mine + touch_off(), acp_peer + touch_off(), 1, ACP_HANDLE_NULL));
         acp_sync();
     }
     MPI_Barrier(MPI_COMM_WORLD); /* then all end the settling spin together */
