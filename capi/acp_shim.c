@@ -127,7 +127,7 @@ acp_handle_t acp_and8(acp_ga_t dst, acp_ga_t src, uint64_t value, acp_handle_t o
 }
 void acp_complete(acp_handle_t handle)
 {
-    if (!acpfast_done(NULL, handle))
+    if (!acpfast_wait(NULL, handle))
         goacp_complete(handle);
 }
-int acp_inquire(acp_handle_t handle) { return acpfast_done(NULL, handle) ? 0 : goacp_inquire(handle); }
+int acp_inquire(acp_handle_t handle) { return acpfast_test(NULL, handle) ? 0 : goacp_inquire(handle); }

@@ -45,13 +45,13 @@ func (o fastOps) Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, o
 }
 
 func (o fastOps) Complete(h core.Handle) {
-	if C.acpfast_done(o.state(), C.acp_handle_t(h)) == 0 {
+	if C.acpfast_wait(o.state(), C.acp_handle_t(h)) == 0 {
 		o.e.Complete(h)
 	}
 }
 
 func (o fastOps) Inquire(h core.Handle) bool {
-	if C.acpfast_done(o.state(), C.acp_handle_t(h)) != 0 {
+	if C.acpfast_test(o.state(), C.acp_handle_t(h)) != 0 {
 		return false
 	}
 	return o.e.Inquire(h)
@@ -70,6 +70,18 @@ func (o fastOps) Sync() error {
 // fastCompleted reports whether the C path completed an 8-byte copy (tests).
 func fastCompleted(e *core.Engine, dst, src core.GA) bool {
 	return C.acpfast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), 8, 0) != 0
+}
+
+// fastCopy issues a copy through the C path only: 0 where it declines
+// (tests).
+func fastCopy(e *core.Engine, dst, src core.GA, n uint64, order core.Handle) core.Handle {
+	return core.Handle(C.acpfast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), C.size_t(n), C.acp_handle_t(order)))
+}
+
+// fastWaited waits for h through the C path only, as acp_complete would
+// before it enters Go, and reports whether h completed there (tests).
+func fastWaited(e *core.Engine, h core.Handle) bool {
+	return C.acpfast_wait(e.FastState(), C.acp_handle_t(h)) != 0
 }
 
 // fastSynced runs acp_sync through the C path only and reports whether it

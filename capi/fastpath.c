@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "fastpath.h"
+#include "fastremote.h"
+#include "_cgo_export.h"
 
 static void *current; /* the running engine's fast state */
 
@@ -83,8 +85,9 @@ static void lock(char *f)
 
 static void unlock(char *f) { __atomic_store_n((int32_t *)(f + ACPF_LOCK), 0, __ATOMIC_RELEASE); }
 
-/* The handle of an operation that already ran (core completed). */
-static acp_handle_t completed(char *f)
+/* Takes the next handle with the lock held, once the ring has room (core
+ * queue.issue). */
+static int64_t claim(char *f)
 {
     int64_t *issued = I64(f, ACPF_ISSUED), *done = I64(f, ACPF_DONE);
     uint32_t depth = LOAD(U32(f, ACPF_DEPTH));
@@ -102,14 +105,89 @@ static acp_handle_t completed(char *f)
      * ns instead of 13.5). */
     int64_t h = LOAD(issued) + 1;
     __atomic_store_n(issued, h, __ATOMIC_RELEASE);
-    if (LOAD(done) == h - 1) {
+    return h;
+}
+
+static uint32_t *done_flags(char *f) { return U32(f, ACPF_TABLE + ACPF_MAX_WINDOW * ACPF_ENTRY_SIZE); }
+
+/* The handle of an operation that already ran (core completed). */
+static acp_handle_t completed(char *f)
+{
+    int64_t h = claim(f), *done = I64(f, ACPF_DONE);
+    if (LOAD(done) == h - 1)
         __atomic_store_n(done, h, __ATOMIC_RELEASE);
-    } else {
-        uint32_t *flags = U32(f, ACPF_TABLE + ACPF_MAX_WINDOW * ACPF_ENTRY_SIZE);
-        __atomic_store_n(&flags[(uint64_t)h % depth], 1, __ATOMIC_RELEASE);
-    }
+    else
+        __atomic_store_n(&done_flags(f)[(uint64_t)h % LOAD(U32(f, ACPF_DEPTH))], 1, __ATOMIC_RELEASE);
     unlock(f);
     return h;
+}
+
+/* The handle of an operation a transport's C code is about to post. */
+static int64_t take(void *state)
+{
+    int64_t h = claim(state);
+    unlock(state);
+    return h;
+}
+
+/* Finishes handle h, which a transport's C code reported finished without
+ * an error (core queue.finish). Operations waiting for their start
+ * condition may wait for this one: only Go starts them. */
+static void finish_remote(char *f, int64_t h)
+{
+    lock(f);
+    if (LOAD(U32(f, ACPF_WAITING)) != 0) {
+        unlock(f);
+        goacp_fast_finished(f, h);
+        return;
+    }
+    int64_t *done = I64(f, ACPF_DONE), d = LOAD(done), issued = LOAD(I64(f, ACPF_ISSUED));
+    uint64_t depth = LOAD(U32(f, ACPF_DEPTH));
+    uint32_t *flags = done_flags(f);
+    __atomic_store_n(&flags[(uint64_t)h % depth], 1, __ATOMIC_RELEASE);
+    while (d < issued && LOAD(&flags[(uint64_t)(d + 1) % depth])) {
+        __atomic_store_n(&flags[(uint64_t)(d + 1) % depth], 0, __ATOMIC_RELAXED);
+        d++;
+    }
+    __atomic_store_n(done, d, __ATOMIC_RELEASE);
+    unlock(f);
+}
+
+static acpf_remote *remote(char *f) { return (acpf_remote *)(uintptr_t)LOAD(U64(f, ACPF_REMOTE)); }
+
+/* A copy between memory reachable here (d or s) and a peer's starter
+ * memory, through the transport's C code. */
+static acp_handle_t remote_copy(char *f, acp_ga_t dst, acp_ga_t src, void *d, void *s, size_t n)
+{
+    acpf_remote *r = remote(f);
+    if (r == NULL || n == 0 || (d == NULL) == (s == NULL))
+        return ACP_HANDLE_NULL;
+    int get = d != NULL; /* the local end is the destination */
+    acp_ga_t ga = get ? src : dst;
+    int rank = rank_of(f, ga);
+    if (rank < 0 || rank == (int)LOAD(U32(f, ACPF_ME)) || (ga & LOAD(U64(f, ACPF_COLOR_MASK))))
+        return ACP_HANDLE_NULL;
+    uint64_t seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
+    uint64_t off = ga & LOAD(U64(f, ACPF_OFF_MASK));
+    if (seg > 2)
+        return ACP_HANDLE_NULL;
+    /* A full ring waits in Go, which polls for the completions that make
+     * room (take would only yield). */
+    if (LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH)))
+        return ACP_HANDLE_NULL;
+    return r->copy(r, f, take, get, rank, (uint32_t)seg, off, ga, get ? d : s, n);
+}
+
+/* Finishes what one poll of the transport's C code found; returns its
+ * pending flag. */
+static int poll_remote(char *f, acpf_remote *r)
+{
+    int64_t hs[16];
+    int pending = 0;
+    int k = r->poll(r, hs, 16, &pending);
+    for (int i = 0; i < k; i++)
+        finish_remote(f, hs[i]);
+    return pending;
 }
 
 acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
@@ -121,7 +199,7 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
      * is complete at once, as core's no-op would be once ready. */
     void *d = reach(f, dst, size), *s = reach(f, src, size);
     if (d == NULL || s == NULL)
-        return ACP_HANDLE_NULL;
+        return remote_copy(f, dst, src, d, s, size);
     if (size > 0)
         memmove(d, s, size);
     return completed(f);
@@ -237,18 +315,71 @@ int acpfast_query_address(void *state, acp_ga_t ga, void **out)
     return 1;
 }
 
+/* The handle a wait for h waits for: 0 when there is nothing to wait for
+ * (NULL, garbage and never-issued handles). */
+static int64_t target_of(char *f, acp_handle_t h)
+{
+    int64_t issued = LOAD(I64(f, ACPF_ISSUED));
+    if (h == (acp_handle_t)ACP_HANDLE_ALL || h == (acp_handle_t)ACP_HANDLE_CONT)
+        return issued;
+    if (h <= 0 || h > issued)
+        return 0;
+    return h;
+}
+
 int acpfast_done(void *state, acp_handle_t h)
 {
     char *f = state_of(state);
     if (f == NULL)
         return 0;
-    int64_t issued = LOAD(I64(f, ACPF_ISSUED)), done = LOAD(I64(f, ACPF_DONE));
-    int64_t target = h;
-    if (h == (acp_handle_t)ACP_HANDLE_ALL || h == (acp_handle_t)ACP_HANDLE_CONT)
-        target = issued;
-    else if (h <= 0 || h > issued)
-        return 1; /* NULL, garbage and never-issued handles: nothing to wait for */
-    return done >= target;
+    return LOAD(I64(f, ACPF_DONE)) >= target_of(f, h);
+}
+
+int acpfast_test(void *state, acp_handle_t h)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    int64_t target = target_of(f, h);
+    if (LOAD(I64(f, ACPF_DONE)) >= target)
+        return 1;
+    acpf_remote *r = remote(f);
+    if (r == NULL || poll_remote(f, r))
+        return 0;
+    return LOAD(I64(f, ACPF_DONE)) >= target;
+}
+
+static uint64_t now_ns(void);
+
+int acpfast_wait(void *state, acp_handle_t h)
+{
+    char *f = state_of(state);
+    if (f == NULL)
+        return 0;
+    int64_t target = target_of(f, h);
+    if (LOAD(I64(f, ACPF_DONE)) >= target)
+        return 1;
+    acpf_remote *r = remote(f);
+    if (r == NULL)
+        return 0;
+    /* Poll for the spin time (core waitUntil's busy phase); the clock
+     * can cost a system call (virtual machines), so read it seldom. What
+     * only Go can finish, and longer waits, go to the ordinary path. */
+    uint64_t spin = LOAD(U64(f, ACPF_BAR_SPIN)), start = 0;
+    for (uint32_t i = 1;; i++) {
+        int pending = poll_remote(f, r);
+        if (LOAD(I64(f, ACPF_DONE)) >= target)
+            return 1;
+        if (pending)
+            return 0;
+        if ((i & 63) == 0) {
+            uint64_t t = now_ns();
+            if (start == 0)
+                start = t;
+            else if (t - start >= spin)
+                return 0;
+        }
+    }
 }
 
 static uint64_t now_ns(void)

@@ -4,7 +4,9 @@
  * Copies and atomics whose both ends this process can touch directly (its
  * own starter memory, and starter memory of processes on the same host,
  * mapped through shared memory) are completed here without calling into
- * Go, when their start condition already holds. Everything else, and every
+ * Go, when their start condition already holds. Copies between such memory
+ * and a peer's starter memory go to the C code a transport lent the fast
+ * state (core/fastremote.h), which posts them; waits poll it. Everything else, and every
  * error, takes the ordinary path through Go, where the semantics are
  * defined; this code repeats only the cheapest case, under the same lock
  * and with the same counters (core/fast.go keeps the layout below).
@@ -44,6 +46,8 @@
 #define ACPF_BAR_ROUNDS  312
 #define ACPF_BAR_MINE    320
 #define ACPF_BAR_PEERS   328
+#define ACPF_WAITING     400
+#define ACPF_REMOTE      408
 #define ACPF_TABLE       512
 #define ACPF_ENTRY_SIZE  48
 #define ACPF_MAX_WINDOW  4096
@@ -59,6 +63,12 @@ acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uin
 /* 1 when every operation up to handle is complete (nothing to wait for),
  * 0 when the ordinary path must decide. */
 int acpfast_done(void *state, acp_handle_t handle);
+/* acpfast_done after looking once for finished operations of a transport's
+ * C code (acp_inquire). */
+int acpfast_test(void *state, acp_handle_t handle);
+/* acpfast_done after waiting, polling the transport's C code, for up to
+ * the spin time (acp_complete). */
+int acpfast_wait(void *state, acp_handle_t handle);
 
 /* acp_sync when nothing is outstanding and the barrier is a store and a
  * wait in memory mapped here (one host, hierarchical barrier). Returns 0

@@ -5,7 +5,11 @@ package main
 */
 import "C"
 
-import "github.com/libacp/libacp/core"
+import (
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
 
 //export goacp_copy
 func goacp_copy(dst, src C.acp_ga_t, size C.size_t, order C.acp_handle_t) C.acp_handle_t {
@@ -106,6 +110,17 @@ func goacp_and8(dst, src C.acp_ga_t, value C.uint64_t, order C.acp_handle_t) C.a
 func goacp_complete(handle C.acp_handle_t) {
 	if e := engineFor("acp_complete"); e != nil {
 		e.Complete(core.Handle(handle))
+	}
+}
+
+// goacp_fast_finished finishes a handle whose operation a transport's C
+// code ran (capi/fastpath.c), when operations wait for their start
+// condition: only the engine starts those.
+//
+//export goacp_fast_finished
+func goacp_fast_finished(state unsafe.Pointer, handle C.int64_t) {
+	if e := core.FastEngine(state); e != nil {
+		e.FinishFast(core.Handle(handle), 0, false, 0, 0, nil)
 	}
 }
 

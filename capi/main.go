@@ -13,7 +13,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../core
 */
 import "C"
 

@@ -61,9 +61,13 @@ type Engine struct {
 	routed   atomic.Bool
 	log2phys []int32 // nil while logical == physical
 	phys2log []int32 // likewise
-	regs     *RegTable
-	starters [NumStarters][]byte
-	colors   int
+	// A transport's C code for the fast path finds peers by the logical
+	// ranks of the time it learnt them: after a reset that permutes ranks
+	// the engine no longer lends it (SetFastRemote).
+	noFastRemote atomic.Bool
+	regs         *RegTable
+	starters     [NumStarters][]byte
+	colors       int
 	// startersShared: the starter memories belong to a transport (shared
 	// with peers), which releases them.
 	startersShared bool
@@ -762,6 +766,7 @@ func (e *Engine) Finalize() error {
 	}
 	err := e.quiesce()
 	e.q.fast.setEnabled(false)
+	fastEngines.Delete(uintptr(e.FastState()))
 	e.closed = true
 	e.release()
 	return err
@@ -851,6 +856,8 @@ func (e *Engine) ApplyReset(plan *ResetPlan) error {
 	if plan.identity {
 		e.log2phys, e.phys2log = nil, nil
 	} else {
+		e.noFastRemote.Store(true)
+		e.q.fast.u64(fastRemote).Store(0)
 		e.log2phys = plan.log2phys
 		e.phys2log = make([]int32, len(plan.log2phys))
 		for r, p := range plan.log2phys {

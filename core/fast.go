@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -47,6 +48,8 @@ const (
 	fastBarMine      = 320 // uint64: address of our slot of round 0 (round k: + 8k)
 	fastBarPeers     = 328 // fastBarMaxRounds × uint64: the slot we write in each round, mapped here
 	fastBarMaxRounds = 8
+	fastWaiting      = 400 // uint32: operations waiting for their start condition (queue.waiting; under the lock)
+	fastRemote       = 408 // uint64: address of a transport's acpf_remote (core/fastremote.h), or 0
 	fastTable        = 512 // per table rank: 3 × (base u64, size u64)
 	fastEntrySize    = 48
 	fastMaxWindow    = 4096
@@ -151,6 +154,45 @@ func (f *fastState) setEnabled(on bool) {
 		v = 1
 	}
 	f.u32(fastEnabled).Store(v)
+}
+
+// SetFastRemote lends the C fast path a transport's C code for copies to
+// and from peers' starter memory (core/fastremote.h), or withdraws it
+// (nil). A transport that lends it finishes the handles it reports itself
+// and reports every other one through FinishFast.
+func (e *Engine) SetFastRemote(r unsafe.Pointer) {
+	if r != nil && e.noFastRemote.Load() {
+		return
+	}
+	e.q.fast.u64(fastRemote).Store(uint64(uintptr(r)))
+}
+
+// FinishFast finishes handle h, which a transport's C code took for a copy
+// with peer and ga at the remote end (get: from it): the Go side of that
+// transport saw it end, with err or without.
+func (e *Engine) FinishFast(h Handle, peer int, get bool, ga GA, n uint64, err error) {
+	q := &e.q
+	q.lock()
+	s := q.slot(h)
+	s.h, s.state, s.kind, s.peer, s.size, s.pin = h, slotRunning, kindPut, peer, n, nil
+	s.dst, s.src = ga, 0
+	if get {
+		s.kind, s.dst, s.src = kindGet, 0, ga
+	}
+	q.unlock()
+	s.OnComplete(0, err)
+}
+
+// fastEngines finds the engine of a fast state, for C code that hands a
+// handle back to Go (FastEngine).
+var fastEngines sync.Map // fast state address -> *Engine
+
+// FastEngine returns the engine whose fast state is at state, or nil.
+func FastEngine(state unsafe.Pointer) *Engine {
+	if e, ok := fastEngines.Load(uintptr(state)); ok {
+		return e.(*Engine)
+	}
+	return nil
 }
 
 // FastStateFor builds a fast state that holds only layout l and rank me,

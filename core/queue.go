@@ -77,6 +77,7 @@ func (q *queue) init(e *Engine, depth int) error {
 		return err
 	}
 	q.e, q.fast, q.issued, q.done = e, f, f.issued, f.done
+	fastEngines.Store(uintptr(unsafe.Pointer(&f.mem[0])), e)
 	q.ring = make([]cmd, depth)
 	for i := range q.ring {
 		q.ring[i].e = e
@@ -98,6 +99,7 @@ func (q *queue) reset() {
 	q.issued.Store(0)
 	q.done.Store(0)
 	q.waiting = q.waiting[:0]
+	q.fast.u32(fastWaiting).Store(0)
 }
 
 func (q *queue) slot(h Handle) *cmd { return &q.ring[uint64(h)%uint64(len(q.ring))] }
@@ -141,6 +143,7 @@ func (q *queue) issue(c cmd, order Handle) (Handle, error) {
 	}
 	s.state = slotWaiting
 	q.waiting = append(q.waiting, s)
+	q.fast.u32(fastWaiting).Store(uint32(len(q.waiting)))
 	q.unlock()
 	return h, nil
 }
@@ -240,6 +243,7 @@ func (q *queue) finish(c *cmd, err error) []*cmd {
 		}
 		clear(q.waiting[len(keep):])
 		q.waiting = keep
+		q.fast.u32(fastWaiting).Store(uint32(len(keep)))
 	}
 	q.unlock()
 	q.wake.broadcast()

@@ -1,5 +1,8 @@
 package ib
 
+// #include "fast.h"
+import "C"
+
 import (
 	"fmt"
 	"io"
@@ -31,11 +34,14 @@ type conn struct {
 	remote     qpInfo
 	since      time.Time // handshake start
 
-	inflight          int    // work requests posted, not completed
+	inflight          int    // work requests posted, not completed (until fc exists; then fc.inflight, shared with the C side)
+	sqHeld            bool   // drain holds a send queue entry it has not posted yet
+	sqBlocked         bool   // in endpoint.sqBlocked
 	posted, completed uint64 // counts over the connection's life
 	queue             []*req // work waiting for the connection, a slot or QP room
 	waitingSlot       bool
 	err               error
+	fc                *C.acpib_fastconn // the C fast path's record, once ready (colour 0)
 }
 
 // req is queued work: (the rest of) an operation, or a message.
@@ -122,6 +128,7 @@ func (e *endpoint) toRTS(c *conn) error {
 	c.rts = true
 	if c.state != connFailed {
 		c.state = connReady
+		e.fastConnUp(c)
 		e.drain(c)
 		e.wakeIdle() // work that waited for the connection is in flight now
 	}

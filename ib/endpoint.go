@@ -14,6 +14,9 @@
 // Atomics execute at the owner's CPU (see Atomic).
 package ib
 
+// #include "fast.h"
+import "C"
+
 import (
 	"encoding/binary"
 	"fmt"
@@ -60,7 +63,7 @@ const (
 	maxCtrl      = msgSize - 1
 	srqDepth     = 256
 	sendSlots    = 1024
-	qpDepth      = 32 // a large put is one work request: depth only pipelines small ones
+	qpDepth      = C.ACPIB_FAST_PER_QP // 32, for both sides of the fast path: a large put is one work request, depth only pipelines small ones
 	askInline    = 64
 	maxChunk     = 1 << 30 // bytes per RDMA work request (32-bit lengths)
 	qpTimeout    = 16      // local ACK timeout 4.096 µs * 2^16 = 0.27 s
@@ -97,7 +100,16 @@ type endpoint struct {
 	jobKey    uint64
 	book      core.AddressBook
 
-	pollMu sync.Mutex // one poller at a time: completions are handled in CQ order
+	// The C fast path's record (fast.go) and the words it shares with
+	// it: one completion queue poller at a time (completions are handled
+	// in queue order), the application's polls, the sleep flag, the C
+	// side's work in flight.
+	fast    *C.acpib_fast
+	fastDev int
+	fh      fastHost
+	fastShared
+	sqBlocked     []*conn     // connections whose queued work waits for a send queue entry the C side holds
+	sqBlockedFlag atomic.Bool // sqBlocked is not empty
 
 	mu        sync.Mutex
 	conns     []*conn          // [peer*len(paths)+path], nil until first contact
@@ -122,10 +134,8 @@ type endpoint struct {
 	fatal     error
 	nconn     int // queue pairs created (statistics, tests)
 
-	appPolls  atomic.Uint64 // Poll calls by the engine's waiting threads
-	clock     atomic.Int64  // see now
-	idleSleep atomic.Bool   // the progress goroutine sleeps for idleWait, events for solicited messages only
-	idleWait  time.Duration // its longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
+	clock    atomic.Int64  // see now
+	idleWait time.Duration // the progress goroutine's longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
 
 	fatalOnce sync.Once
 	closed    atomic.Bool
@@ -180,6 +190,8 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		wakeFD:    -1,
 		forceNIC:  testForceNICAtomics,
 		idleWait:  core.IdlePeriod(s.Duration("peer-timeout"), timerPeriod),
+		fastShared: fastShared{pollLock: new(int32), appPolls: new(atomic.Uint64),
+			idleSleep: new(atomic.Uint32), inflight: new(atomic.Int32)},
 	}
 	e.keys.init(s.Int("ib-key-cache"))
 	e.clock.Store(time.Now().UnixNano())
@@ -206,7 +218,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 // receive queue and buffers per device, the scratch area, the connection
 // service.
 func (e *endpoint) setup(addr, hint string) error {
-	cqSize := sendSlots + srqDepth + 64
+	cqSize := sendSlots + fastSlots + srqDepth + 64
 	for _, d := range e.devs {
 		if err := setupDevice(d.v, min(cqSize, int(d.v.max_cqe)), min(srqDepth, int(d.v.max_srq_wr))); err != nil {
 			return fmt.Errorf("%s: %v", d.name, err)
@@ -244,6 +256,9 @@ func (e *endpoint) setup(addr, hint string) error {
 		}
 	}
 	if e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return err
+	}
+	if err := e.newFast(); err != nil {
 		return err
 	}
 	return e.listen(addr, hint)
@@ -319,6 +334,7 @@ func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
 	}
 	e.mu.Lock()
 	e.book, e.jobKey = book, key
+	e.lendFast()
 	e.mu.Unlock()
 	close(e.connected)
 	return nil
@@ -342,7 +358,7 @@ func (e *endpoint) Poll() bool {
 // wakeIdle ends a long sleep of the progress goroutine: an operation was
 // issued that it must see complete if the application does not wait.
 func (e *endpoint) wakeIdle() {
-	if e.idleSleep.Load() {
+	if e.idleSleep.Load() != 0 {
 		var one [8]byte
 		one[0] = 1
 		_, _ = unix.Write(e.wakeFD, one[:])
@@ -358,14 +374,27 @@ func (e *endpoint) now() int64 { return e.clock.Load() }
 // progress handles one batch of completions per device. It never blocks;
 // if another goroutine is polling, it returns at once.
 func (e *endpoint) progress() bool {
-	if !e.pollMu.TryLock() {
+	if !atomic.CompareAndSwapInt32(e.pollLock, 0, 1) {
 		return false
 	}
-	defer e.pollMu.Unlock()
+	defer atomic.StoreInt32(e.pollLock, 0)
 	worked := false
+	if e.sqBlockedFlag.Load() {
+		e.mu.Lock()
+		e.drainSQBlocked()
+		e.unlockAndRun()
+	}
 	var wcs [pollBatch]wc
 	for i, d := range e.devs {
-		n := pollCQ(d.v, &wcs)
+		// What the C side polled and left comes before what is still
+		// in the queue.
+		n := 0
+		if i == e.fastDev {
+			n = e.takeStash(&wcs)
+		}
+		if n == 0 {
+			n = pollCQ(d.v, &wcs)
+		}
 		if n < 0 {
 			e.host.Logf(1, "ib: polling the completion queue of %s failed", d.name)
 			continue
@@ -457,26 +486,30 @@ func (e *endpoint) progressLoop() {
 		// monitor thread polling for a millisecond); announced first, so
 		// that an operation issued meanwhile either counts as in flight
 		// here or wakes us (issue).
-		e.idleSleep.Store(true)
+		// The C side's work in flight is the application's to poll: it
+		// needs no event per completion, but this goroutine looks at
+		// least every timerPeriod (an operation ordered after it waits
+		// in the engine until someone sees it complete).
+		e.idleSleep.Store(1)
 		e.mu.Lock()
 		busy := len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
 		e.mu.Unlock()
 		wait := e.idleWait
-		if busy {
-			e.idleSleep.Store(false)
+		if busy || e.inflight.Load() > 0 {
+			e.idleSleep.Store(0)
 			wait = timerPeriod
 		}
 		for _, d := range e.devs {
 			armCQ(d.v, !busy)
 		}
 		if e.progress() {
-			e.idleSleep.Store(false)
+			e.idleSleep.Store(0)
 			gate.Worked(time.Now())
 			seen = e.appPolls.Load()
 			continue
 		}
 		e.takeEvents(waitFDs(fds, int(wait/time.Millisecond)))
-		e.idleSleep.Store(false)
+		e.idleSleep.Store(0)
 	}
 }
 
@@ -534,6 +567,9 @@ func (e *endpoint) Quiesce(deadline time.Time) error {
 
 // busyPeer returns a peer with unfinished work, or -1. Locked.
 func (e *endpoint) busyPeer() int {
+	if p := e.busyFastPeer(); p >= 0 {
+		return p
+	}
 	if len(e.free) != len(e.slots) {
 		for _, s := range e.slots {
 			if s.kind != slotFree {
@@ -566,6 +602,7 @@ func (e *endpoint) Close() error {
 	if already {
 		return nil
 	}
+	e.withdrawFast()
 	close(e.closing)
 	var one [8]byte
 	one[0] = 1
@@ -596,10 +633,12 @@ func (e *endpoint) release() {
 	defer e.mu.Unlock()
 	for _, c := range e.conns {
 		if c != nil && c.qp != nil {
+			e.fastConnDown(c)
 			destroyQP(c.qp)
 			c.qp = nil
 		}
 	}
+	e.freeFast()
 	for _, lr := range e.byRegion {
 		lr.deregister()
 	}

@@ -77,6 +77,7 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 	lr.serial = e.serial
 	e.regs[r.Seg] = lr
 	e.byRegion[r] = lr
+	e.fastLocal(lr, true)
 	if len(lr.mrs) > 0 {
 		i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
 		e.localList = append(e.localList, nil)
@@ -102,6 +103,7 @@ func (e *endpoint) UnregisterRegion(r *core.Region) {
 	delete(e.byRegion, r)
 	if e.regs[r.Seg] == lr {
 		delete(e.regs, r.Seg)
+		e.fastLocal(lr, false)
 	}
 	for i, x := range e.localList {
 		if x == lr {

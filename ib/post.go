@@ -168,8 +168,9 @@ func (e *endpoint) enqueue(c *conn, r *req) {
 // slot pool have room. Keys are looked up here, at posting time, so that
 // work that waited never uses a key revoked meanwhile. Locked.
 func (e *endpoint) drain(c *conn) {
+	defer e.unholdSQ(c)
 	for len(c.queue) > 0 && c.state == connReady {
-		if c.inflight >= qpDepth {
+		if !e.holdSQ(c) {
 			return
 		}
 		if len(e.free) == 0 {
@@ -348,7 +349,10 @@ func (e *endpoint) post(c *conn, w *sendWR) error {
 	if err := postSend(c.qp, w); err != nil {
 		return fmt.Errorf("ibv_post_send on %s: %v", c.p.name, err)
 	}
-	c.inflight++
+	c.sqHeld = false // the entry holdSQ took is this request's now
+	if c.fc == nil {
+		c.inflight++
+	}
 	c.posted++
 	return nil
 }
@@ -385,10 +389,14 @@ func (e *endpoint) handleWC(dev int, w *wc) {
 		e.handleRecv(dev, w)
 		return
 	}
+	if isFastWC(w) {
+		e.handleFastWC(w)
+		return
+	}
 	s := int32(w.wr_id)
 	sl := &e.slots[s]
 	c, o, kind := sl.conn, sl.op, sl.kind
-	c.inflight--
+	e.releaseSQ(c)
 	c.completed++
 	var err error
 	if w.status != wcSuccess {
@@ -466,6 +474,7 @@ func (e *endpoint) connFailed(c *conn, err error) {
 	rank := e.host.PeerRank(c.peer)
 	c.state = connFailed
 	c.err = err
+	e.fastConnDown(c)
 	var ue unreachableError
 	if errors.As(err, &ue) || c.path == 0 {
 		if e.fatal == nil && !e.closed.Load() {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -535,7 +536,8 @@ func TestLatencyProbe(t *testing.T) {
 		var wcs [pollBatch]wc
 		var pw, tp time.Duration
 		for i := 0; i < n; i++ {
-			ep.pollMu.Lock()
+			for !atomic.CompareAndSwapInt32(ep.pollLock, 0, 1) {
+			}
 			ep.mu.Lock()
 			src := uint64(uintptr(unsafe.Pointer(&e.StarterMemory(core.SegStarter)[0])))
 			w := sendWR{id: 1023, opcode: opWrite, laddr: src, len: 8, flags: flagInline,
@@ -548,7 +550,7 @@ func TestLatencyProbe(t *testing.T) {
 			tp += time.Since(t1)
 			pw += t1.Sub(t0)
 			ep.mu.Unlock()
-			ep.pollMu.Unlock()
+			atomic.StoreInt32(ep.pollLock, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

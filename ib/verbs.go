@@ -1,7 +1,7 @@
 package ib
 
 /*
-#cgo CFLAGS: -O2 -Wall
+#cgo CFLAGS: -O2 -Wall -I${SRCDIR}/../core
 #cgo LDFLAGS: -ldl
 #include <errno.h>
 #include <stdlib.h>

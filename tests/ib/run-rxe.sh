@@ -6,7 +6,9 @@
 # Inside it, in order:
 #   1. the Go tests of ib/ that need a device (conformance suite, lazy
 #      connections, stale keys, bounds, one counter hammered through every
-#      path, NIC atomics, huge registrations, a vanished peer);
+#      path, NIC atomics, huge registrations, a vanished peer), and those of
+#      capi/ (the conformance suite through the C fast path, which posts
+#      and completes copies of starter memory itself);
 #   2. the basic-layer C tests at 2 and 4 ranks with ACP_TRANSPORTS=ib
 #      (ACP_IB_RXE_ALL=1: every C test at 2 and 4 ranks, middle layer too);
 #      t_unreachable is left out: its frozen rank still takes RDMA writes,
@@ -28,9 +30,9 @@ if [ ! -x "$rxe_vm" ]; then
 fi
 mkdir -p "$work" || exit 1
 
-# The Go test binary is built here, run in the VM.
-echo "== building the ib test binary"
-(cd "$src" && "$GO" test -c -o "$work/ib.test" ./ib/) || exit 1
+# The Go test binaries are built here, run in the VM.
+echo "== building the ib and capi test binaries"
+(cd "$src" && "$GO" test -c -o "$work/ib.test" ./ib/ && "$GO" test -c -o "$work/capi.test" ./capi/) || exit 1
 
 # A CTest directory of its own for the C tests, so that the VM's ctest run
 # keeps its logs apart from the one that started it.
@@ -47,6 +49,10 @@ echo "== ib Go tests on \$RXE_VM_DEV"
 timeout 900 ./ib.test -test.v -test.timeout 880s > go-tests.log 2>&1 || fail=1
 grep -E '^(--- |    --- |PASS|FAIL|ok )' go-tests.log
 [ \$fail -eq 0 ] || { echo "-- go-tests.log (tail):"; tail -n 60 go-tests.log; }
+echo "== capi Go tests over ib (the C fast path)"
+timeout 600 ./capi.test -test.v -test.run 'IB\$' -test.timeout 580s > capi-tests.log 2>&1 || {
+  fail=1; echo "-- capi-tests.log (tail):"; tail -n 60 capi-tests.log; }
+grep -E '^(--- |    --- |PASS|FAIL|ok )' capi-tests.log
 echo "== the locked-memory limit named (ulimit -l 4096, no CAP_IPC_LOCK)"
 setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock sh -c 'ulimit -l 4096 &&
   ACP_IB_MEMLOCK_TEST=1 timeout 120 ./ib.test -test.v -test.run TestMemlockLimitNamed' > memlock.log 2>&1 || {

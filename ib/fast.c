@@ -1,0 +1,292 @@
+/*
+ * fast.c - see fast.h. The rules mirror post.go (bounds against the peer's
+ * starter memory, inline data or a local key) and endpoint.go (one poller,
+ * completions handled in queue order).
+ */
+#include "fast.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+static void spin_lock(int32_t *w)
+{
+	for (int i = 0;; i++) {
+		int32_t zero = 0;
+		if (__atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		if (i > 64)
+			sched_yield();
+	}
+}
+
+static int try_lock(int32_t *w)
+{
+	int32_t zero = 0;
+	return LOAD(w) == 0 && __atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void unlock(int32_t *w) { __atomic_store_n(w, 0, __ATOMIC_RELEASE); }
+
+static void wake(acpib_fast *x)
+{
+	uint64_t one = 1;
+	ssize_t rc = write(x->wake_fd, &one, sizeof(one));
+	(void)rc; /* a full counter already wakes the goroutine */
+}
+
+/* ---- slots ------------------------------------------------------------------ */
+
+static int slot_take(acpib_fast *x)
+{
+	spin_lock(&x->slot_lock);
+	int s = x->free_head;
+	if (s >= 0)
+		x->free_head = x->slots[s].next_free;
+	unlock(&x->slot_lock);
+	return s;
+}
+
+/* Gives back an entry of c's send queue; a Go side that found the queue
+ * full (it announces that before it looks once more) drains it next. */
+static void conn_put(acpib_fast *x, acpib_fastconn *c)
+{
+	__atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->go_waiting, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&c->go_waiting, 0, __ATOMIC_SEQ_CST))
+		wake(x);
+}
+
+static void slot_put(acpib_fast *x, int s)
+{
+	acpib_fastslot *sl = &x->slots[s];
+	conn_put(x, sl->conn);
+	__atomic_sub_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
+	spin_lock(&x->slot_lock);
+	sl->conn = NULL;
+	sl->next_free = x->free_head;
+	x->free_head = s;
+	unlock(&x->slot_lock);
+}
+
+void acpib_fast_release(acpib_fast *x, uint64_t wr_id, int64_t *handle, int32_t *peer, uint64_t *ga,
+                        uint64_t *n, int32_t *get)
+{
+	int s = (int)(wr_id & (ACPIB_FAST_SLOTS - 1));
+	acpib_fastslot *sl = &x->slots[s];
+	*handle = sl->handle;
+	*peer = sl->conn->peer;
+	*ga = sl->ga;
+	*n = sl->n;
+	*get = sl->get;
+	slot_put(x, s);
+}
+
+int acpib_fast_busy_peer(acpib_fast *x)
+{
+	int peer = -1;
+	spin_lock(&x->slot_lock);
+	for (int s = 0; s < ACPIB_FAST_SLOTS && peer < 0; s++)
+		if (x->slots[s].conn != NULL)
+			peer = x->slots[s].conn->peer;
+	unlock(&x->slot_lock);
+	return peer;
+}
+
+/* ---- the stash ---------------------------------------------------------- */
+
+/* Keeps a completion for the Go side. poll_lock held; there is room. */
+static void stash(acpib_fast *x, const acpib_wc *w) { x->stash[x->nstash++] = *w; }
+
+int acpib_fast_take_stash(acpib_fast *x, acpib_wc *out, int max)
+{
+	int n = (int)x->nstash < max ? (int)x->nstash : max;
+	memcpy(out, x->stash, sizeof(out[0]) * (size_t)n);
+	memmove(x->stash, x->stash + n, sizeof(out[0]) * (x->nstash - (uint32_t)n));
+	x->nstash -= (uint32_t)n;
+	return n;
+}
+
+/* A post that failed becomes an error completion for the Go side, which
+ * fails the operation and the connection. */
+static void post_failed(acpib_fast *x, int s, int err)
+{
+	acpib_wc w;
+	memset(&w, 0, sizeof(w));
+	w.wr_id = ACPIB_FAST_TAG | (uint64_t)s;
+	w.status = ACPIB_POST_FAILED;
+	w.vendor_err = (uint32_t)err;
+	for (;;) {
+		spin_lock(&x->poll_lock);
+		if (x->nstash < ACPIB_FAST_STASH)
+			break;
+		/* Full: only the Go side empties it. */
+		unlock(&x->poll_lock);
+		sched_yield();
+	}
+	stash(x, &w);
+	unlock(&x->poll_lock);
+	wake(x);
+}
+
+/* ---- the hooks ------------------------------------------------------------ */
+
+/* The local key of [p, p+n) when it lies in a starter memory of ours. */
+static int local_key(acpib_fast *x, const void *p, uint64_t n, uint32_t *lkey)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p;
+	for (int i = 0; i < 3; i++) {
+		if (!LOAD(&x->local[i].valid))
+			continue;
+		uint64_t base = x->local[i].base, size = x->local[i].size;
+		if (a >= base && a - base <= size && n <= size - (a - base)) {
+			*lkey = x->local[i].lkey;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get, int rank, uint32_t seg,
+                         uint64_t off, uint64_t ga, void *local, uint64_t n)
+{
+	acpib_fast *x = (acpib_fast *)r;
+	if (seg > 2 || n == 0 || n > x->max_msg || rank < 0)
+		return 0;
+	acpib_fastconn *c = LOAD(&x->conns[(uint32_t)rank % ACPIB_FAST_TABLE]);
+	if (c == NULL || c->rank != rank || !LOAD(&c->ready))
+		return 0;
+	const __typeof__(c->starters[0]) *st = &c->starters[seg];
+	/* Out of bounds: the Go side reports it. */
+	if (!st->valid || off < st->off_base || off - st->off_base > st->size || n > st->size - (off - st->off_base))
+		return 0;
+	uint32_t lkey = 0;
+	int inl = 0;
+	if (!local_key(x, local, n, &lkey)) {
+		if (get || n > c->inline_max)
+			return 0;
+		inl = 1;
+	}
+	if (__atomic_add_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST) > ACPIB_FAST_PER_QP) {
+		conn_put(x, c);
+		return 0;
+	}
+	int s = slot_take(x);
+	if (s < 0) {
+		conn_put(x, c);
+		return 0;
+	}
+	/* Counted before the progress goroutine's sleep flag is read: it
+	 * either sees this work or is woken below. */
+	__atomic_add_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
+	int64_t h = take(state);
+	acpib_fastslot *sl = &x->slots[s];
+	sl->conn = c;
+	sl->handle = h;
+	sl->ga = ga;
+	sl->n = n;
+	sl->get = get;
+
+	acpib_wr w;
+	memset(&w, 0, sizeof(w));
+	w.wr_id = ACPIB_FAST_TAG | (uint64_t)s;
+	w.laddr = (uint64_t)(uintptr_t)local;
+	w.raddr = st->base + (off - st->off_base);
+	w.len = (uint32_t)n;
+	w.lkey = lkey;
+	w.rkey = st->rkey;
+	w.opcode = get ? ACPIB_READ : ACPIB_WRITE;
+	w.flags = inl ? ACPIB_INLINE : 0;
+	int rc = acpib_post_send(c->qp, &w, 1);
+	if (rc != 0)
+		post_failed(x, s, rc);
+	__atomic_fetch_add(&x->app_polls, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&x->idle_sleep, __ATOMIC_SEQ_CST))
+		wake(x);
+	return h;
+}
+
+static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
+{
+	acpib_fast *x = (acpib_fast *)r;
+	__atomic_fetch_add(&x->app_polls, 1, __ATOMIC_RELAXED);
+	*pending = 0;
+	if (!try_lock(&x->poll_lock)) {
+		*pending = LOAD(&x->inflight) == 0;
+		return 0;
+	}
+	if (max > ACPIB_FAST_BATCH)
+		max = ACPIB_FAST_BATCH;
+	int k = 0, stashed = 0;
+	/* Poll only with room for everything the batch may bring. */
+	if (x->nstash + (uint32_t)max <= ACPIB_FAST_STASH) {
+		acpib_wc wc[ACPIB_FAST_BATCH];
+		int n = acpib_poll(x->dev, wc, max);
+		for (int i = 0; i < n; i++) {
+			if ((wc[i].wr_id & ACPIB_FAST_TAG) && !(wc[i].wr_id & (1ull << 63)) && wc[i].status == IBV_WC_SUCCESS) {
+				acpib_fastslot *sl = &x->slots[wc[i].wr_id & (ACPIB_FAST_SLOTS - 1)];
+				handles[k++] = sl->handle;
+				slot_put(x, (int)(wc[i].wr_id & (ACPIB_FAST_SLOTS - 1)));
+			} else {
+				stash(x, &wc[i]);
+				stashed = 1;
+			}
+		}
+	}
+	/* The wait goes to Go when completions wait for it there, and when
+	 * nothing of ours is in flight (the operation is Go's). */
+	*pending = x->nstash > 0 || LOAD(&x->inflight) == 0;
+	unlock(&x->poll_lock);
+	/* A message or an error for the Go side: its progress goroutine may
+	 * sleep on an event that this poll consumed the reason for. */
+	if (stashed && __atomic_load_n(&x->idle_sleep, __ATOMIC_SEQ_CST))
+		wake(x);
+	return k;
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg)
+{
+	acpib_fast *x = calloc(1, sizeof(*x));
+	if (x == NULL)
+		return NULL;
+	x->hooks.copy = fast_copy;
+	x->hooks.poll = fast_poll;
+	x->dev = dev;
+	x->wake_fd = wake_fd;
+	x->max_msg = max_msg;
+	x->free_head = -1;
+	for (int s = ACPIB_FAST_SLOTS - 1; s >= 0; s--) {
+		x->slots[s].next_free = x->free_head;
+		x->free_head = s;
+	}
+	return x;
+}
+
+void acpib_fast_free(acpib_fast *x) { free(x); }
+
+void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid)
+{
+	if (seg < 0 || seg > 2)
+		return;
+	__atomic_store_n(&x->local[seg].valid, 0, __ATOMIC_RELEASE);
+	if (!valid)
+		return;
+	x->local[seg].base = base;
+	x->local[seg].size = size;
+	x->local[seg].lkey = lkey;
+	__atomic_store_n(&x->local[seg].valid, 1, __ATOMIC_RELEASE);
+}
+
+acpib_fastconn *acpib_fast_conn_new(void) { return calloc(1, sizeof(acpib_fastconn)); }
+
+void acpib_fast_conn_up(acpib_fast *x, acpib_fastconn *c)
+{
+	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&x->conns[(uint32_t)c->rank % ACPIB_FAST_TABLE], c, __ATOMIC_RELEASE);
+}
+
+void acpib_fast_conn_down(acpib_fastconn *c) { __atomic_store_n(&c->ready, 0, __ATOMIC_RELEASE); }

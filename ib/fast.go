@@ -1,0 +1,293 @@
+package ib
+
+/*
+#include <stdlib.h>
+#include "fast.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/libacp/libacp/core"
+)
+
+// The C fast path's part of this transport (fast.h): copies between this
+// process's memory and a peer's starter memory on colour 0, posted and
+// completed by the application thread in C. This file keeps the C records
+// in step with the connections and hands what the C side leaves (errors,
+// the Go side's own completions) to the ordinary code.
+
+const (
+	fastTag        = C.ACPIB_FAST_TAG
+	fastPostFailed = C.ACPIB_POST_FAILED
+	fastSlots      = C.ACPIB_FAST_SLOTS
+)
+
+// fastHost is what the engine offers a transport with C code for the fast
+// path (core Engine).
+type fastHost interface {
+	SetFastRemote(r unsafe.Pointer)
+	FinishFast(h core.Handle, peer int, get bool, ga core.GA, n uint64, err error)
+}
+
+// fastShared is the part of the C record the Go side uses too.
+type fastShared struct {
+	pollLock  *int32         // one completion queue poller (C or Go)
+	appPolls  *atomic.Uint64 // the application polled or issued (the progress goroutine then need not spin)
+	idleSleep *atomic.Uint32 // 1: the progress goroutine sleeps for idleWait, events for solicited messages only
+	inflight  *atomic.Int32  // work requests the C side posted, not completed
+}
+
+// newFast allocates the C record for colour 0's device; the endpoint's
+// shared words live in it.
+func (e *endpoint) newFast() error {
+	p := e.paths[0]
+	maxMsg := uint64(maxChunk)
+	if p.maxMsg > 0 {
+		maxMsg = min(maxMsg, uint64(p.maxMsg))
+	}
+	x := C.acpib_fast_new(p.dev.v, C.int(e.wakeFD), C.uint32_t(maxMsg))
+	if x == nil {
+		return fmt.Errorf("cannot allocate %d bytes for the fast path", C.sizeof_acpib_fast)
+	}
+	e.fast, e.fastDev = x, p.dev.index
+	e.pollLock = (*int32)(unsafe.Pointer(&x.poll_lock))
+	e.appPolls = (*atomic.Uint64)(unsafe.Pointer(&x.app_polls))
+	e.idleSleep = (*atomic.Uint32)(unsafe.Pointer(&x.idle_sleep))
+	e.inflight = (*atomic.Int32)(unsafe.Pointer(&x.inflight))
+	return nil
+}
+
+// lendFast gives the engine the C code once the GA layout is known.
+func (e *endpoint) lendFast() {
+	if fh, ok := e.host.(fastHost); ok && e.fast != nil && !testNoFastPath {
+		e.fh = fh
+		fh.SetFastRemote(unsafe.Pointer(e.fast))
+	}
+}
+
+// withdrawFast takes the C code back from the engine (Close).
+func (e *endpoint) withdrawFast() {
+	if e.fh != nil {
+		e.fh.SetFastRemote(nil)
+	}
+}
+
+// fastLocal publishes or withdraws our starter memory seg. Locked.
+func (e *endpoint) fastLocal(lr *localRegion, valid bool) {
+	seg := lr.r.Seg
+	if e.fast == nil || seg > core.SegStarterDL || len(lr.lkeys) == 0 {
+		return
+	}
+	v := 0
+	if valid {
+		v = 1
+	}
+	C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), C.uint32_t(lr.lkeys[e.fastDev]), C.int(v))
+}
+
+// fastConnUp describes a ready colour-0 connection to the C side. Locked.
+func (e *endpoint) fastConnUp(c *conn) {
+	if e.fh == nil || c.path != 0 || c.fc != nil {
+		return
+	}
+	fc := C.acpib_fast_conn_new()
+	if fc == nil {
+		return // the ordinary path serves this peer
+	}
+	fc.qp = c.qp
+	fc.rank = C.int32_t(e.host.PeerRank(c.peer))
+	fc.peer = C.int32_t(c.peer)
+	fc.inline_max = C.uint32_t(c.inline)
+	for seg := range fc.starters {
+		s := c.remote.starters[seg]
+		st := &fc.starters[seg]
+		st.base, st.size, st.off_base, st.rkey = C.uint64_t(s.base), C.uint64_t(s.size), C.uint64_t(s.offBase), C.uint32_t(s.rkey)
+		if s.size > 0 {
+			st.valid = 1
+		}
+	}
+	c.fc = fc
+	C.acpib_fast_conn_up(e.fast, fc)
+}
+
+// fastConnDown stops the C side from posting to c. Locked.
+func (e *endpoint) fastConnDown(c *conn) {
+	if c.fc != nil {
+		C.acpib_fast_conn_down(c.fc)
+	}
+}
+
+// freeFast frees the C records once nothing can use them (release).
+func (e *endpoint) freeFast() {
+	if e.fast == nil {
+		return
+	}
+	for _, c := range e.conns {
+		if c != nil && c.fc != nil {
+			C.free(unsafe.Pointer(c.fc))
+			c.fc = nil
+		}
+	}
+	// The shared words outlive the record in Go variables: point them at
+	// Go memory before the record goes.
+	e.pollLock, e.appPolls, e.idleSleep, e.inflight = new(int32), new(atomic.Uint64), new(atomic.Uint32), new(atomic.Int32)
+	C.acpib_fast_free(e.fast)
+	e.fast = nil
+}
+
+// takeStash moves completions the C side polled and left to us.
+// pollLock held.
+func (e *endpoint) takeStash(out *[pollBatch]wc) int {
+	if e.fast == nil {
+		return 0
+	}
+	return int(C.acpib_fast_take_stash(e.fast, &out[0], pollBatch))
+}
+
+// isFastWC reports whether w completes a work request of the C side.
+func isFastWC(w *wc) bool { return uint64(w.wr_id)&(recvTag|fastTag) == fastTag }
+
+// handleFastWC finishes an operation of the C side whose completion the
+// Go side polled, or which failed. Locked.
+func (e *endpoint) handleFastWC(w *wc) {
+	var h C.int64_t
+	var peer, get C.int32_t
+	var ga, n C.uint64_t
+	C.acpib_fast_release(e.fast, w.wr_id, &h, &peer, &ga, &n, &get)
+	var err error
+	if w.status != wcSuccess {
+		c := e.conns[int(peer)*len(e.paths)]
+		switch {
+		case w.status == fastPostFailed:
+			err = fmt.Errorf("ibv_post_send on %s: %v", c.p.name, syscall.Errno(w.vendor_err))
+		default:
+			kind := opPut
+			if get != 0 {
+				kind = opGet
+			}
+			err = e.wcError(c, &slot{kind: slotData, op: &op{kind: kind}}, uint32(w.status))
+		}
+		if w.status != wcFlushErr {
+			e.connFailed(c, err)
+		}
+	}
+	e.comps = append(e.comps, completion{fastDone{e.fh, core.Handle(h), int(peer), get != 0, core.GA(ga), uint64(n)}, 0, err})
+}
+
+// holdSQ takes an entry of c's send queue for the next work request drain
+// posts, unless it holds one already; false when the queue pair is full.
+// Once the C side posts to c, both sides take entries from one count.
+// Locked.
+func (e *endpoint) holdSQ(c *conn) bool {
+	if c.sqHeld {
+		return true
+	}
+	if c.fc == nil {
+		c.sqHeld = c.inflight < qpDepth
+		return c.sqHeld
+	}
+	n := (*atomic.Int32)(unsafe.Pointer(&c.fc.inflight))
+	if n.Add(1) <= qpDepth {
+		c.sqHeld = true
+		return true
+	}
+	n.Add(-1)
+	// The C side holds entries. Be found by the progress loop first,
+	// then ask the C side to wake it when it frees one, then look once
+	// more: an entry freed before the request was seen is found here.
+	if !c.sqBlocked {
+		c.sqBlocked = true
+		e.sqBlocked = append(e.sqBlocked, c)
+		e.sqBlockedFlag.Store(true)
+	}
+	(*atomic.Uint32)(unsafe.Pointer(&c.fc.go_waiting)).Store(1)
+	if n.Add(1) <= qpDepth {
+		c.sqHeld = true
+		return true
+	}
+	n.Add(-1)
+	return false
+}
+
+// unholdSQ gives back an entry drain took and did not post. Locked.
+func (e *endpoint) unholdSQ(c *conn) {
+	if !c.sqHeld {
+		return
+	}
+	c.sqHeld = false
+	if c.fc != nil {
+		(*atomic.Int32)(unsafe.Pointer(&c.fc.inflight)).Add(-1)
+	}
+}
+
+// releaseSQ gives back the entry of a completed work request of the Go
+// side. Locked.
+func (e *endpoint) releaseSQ(c *conn) {
+	if c.fc != nil {
+		(*atomic.Int32)(unsafe.Pointer(&c.fc.inflight)).Add(-1)
+	} else {
+		c.inflight--
+	}
+}
+
+// drainSQBlocked drains the connections whose work waited for an entry the
+// C side held. Locked.
+func (e *endpoint) drainSQBlocked() {
+	list := e.sqBlocked
+	e.sqBlocked = nil
+	e.sqBlockedFlag.Store(false)
+	for _, c := range list {
+		c.sqBlocked = false
+		e.drain(c)
+	}
+}
+
+// busyFastPeer is a peer with work of the C side in flight, or -1.
+func (e *endpoint) busyFastPeer() int {
+	if e.fast == nil || e.inflight.Load() == 0 {
+		return -1
+	}
+	return int(C.acpib_fast_busy_peer(e.fast))
+}
+
+// fastDone is the completion of an operation of the C side.
+type fastDone struct {
+	fh   fastHost
+	h    core.Handle
+	peer int
+	get  bool
+	ga   core.GA
+	n    uint64
+}
+
+func (d fastDone) OnComplete(_ uint64, err error) {
+	d.fh.FinishFast(d.h, d.peer, d.get, d.ga, d.n, err)
+}
+
+// testNoFastPath keeps the C code from the engine (tests that need every
+// operation on the ordinary path).
+var testNoFastPath = false
+
+// PausePolling keeps every poller (C or Go) away from the completion
+// queues of this process's ib endpoints until resume runs: work requests
+// then stay in flight, for tests that fill a queue pair.
+func PausePolling() (resume func()) {
+	endpoints.Lock()
+	list := append([]*endpoint(nil), endpoints.list...)
+	endpoints.Unlock()
+	for _, e := range list {
+		for !atomic.CompareAndSwapInt32(e.pollLock, 0, 1) {
+			osYield()
+		}
+	}
+	return func() {
+		for _, e := range list {
+			atomic.StoreInt32(e.pollLock, 0)
+		}
+	}
+}

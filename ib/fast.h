@@ -1,0 +1,111 @@
+/*
+ * fast.h - the ib transport's part of the C fast path: RDMA WRITEs and
+ * READs between this process's memory and a peer's starter memory,
+ * posted and completed by the application thread without entering Go
+ * (core/fastremote.h says how the fast path calls it).
+ *
+ * The Go side keeps everything else: connections, keys, errors. It
+ * describes each ready connection to a peer on colour 0 here (an
+ * acpib_fastconn), polls the same completion queue, and finishes the
+ * handles of the operations it finds ended. Work requests posted here
+ * carry ACPIB_FAST_TAG in their wr_id and one of ACPIB_FAST_SLOTS slots;
+ * both sides take entries of a queue pair from one count (inflight), so
+ * together they never post more than its depth.
+ *
+ * The completion queue has one poller at a time (poll_lock, shared with
+ * Go). A poller here finishes the fast path's own successful operations
+ * and keeps every other completion, in order, in the stash, which the Go
+ * side empties before it polls the queue again.
+ */
+#ifndef ACP_IB_FAST_H
+#define ACP_IB_FAST_H
+
+#include <stdint.h>
+
+#include "fastremote.h"
+#include "verbs.h"
+
+#define ACPIB_FAST_SLOTS 256
+#define ACPIB_FAST_PER_QP 32 /* the queue pair's depth, shared with the Go side */
+#define ACPIB_FAST_TABLE 4096 /* connections, found by rank % ACPIB_FAST_TABLE */
+#define ACPIB_FAST_STASH 64
+#define ACPIB_FAST_BATCH 16
+#define ACPIB_FAST_TAG (1ull << 62)
+/* Status of a stashed completion that stands for a post that failed
+ * (vendor_err holds the errno). */
+#define ACPIB_POST_FAILED 0xfffe
+
+typedef struct acpib_fastconn {
+	struct ibv_qp *qp;
+	int32_t rank; /* logical */
+	int32_t peer; /* physical (the Go side's index) */
+	uint32_t inline_max;
+	uint32_t ready;    /* 1 while work may be posted (set last) */
+	int32_t inflight;    /* work requests on qp, both sides' (at most ACPIB_FAST_PER_QP) */
+	uint32_t go_waiting; /* the Go side waits for an entry: wake it when one frees */
+	struct {
+		uint64_t base, size, off_base;
+		uint32_t rkey, valid;
+	} starters[3];
+} acpib_fastconn;
+
+typedef struct acpib_fastslot {
+	acpib_fastconn *conn;
+	int64_t handle;
+	uint64_t ga, n;
+	int32_t get;
+	int32_t next_free;
+} acpib_fastslot;
+
+typedef struct acpib_fast {
+	acpf_remote hooks; /* first: the fast path holds this as an acpf_remote */
+	acpib_dev *dev;    /* colour 0's device */
+	int wake_fd;       /* wakes the Go side's progress goroutine */
+	uint32_t max_msg;
+
+	/* Shared with the Go side. */
+	int32_t poll_lock;   /* 0 free, 1 held: one completion queue poller */
+	uint32_t idle_sleep; /* the progress goroutine sleeps long: wake it */
+	uint64_t app_polls;  /* the application polled or issued */
+	int32_t inflight;    /* work requests of the fast path in flight */
+	uint32_t nstash;     /* under poll_lock */
+	acpib_wc stash[ACPIB_FAST_STASH];
+
+	int32_t slot_lock;
+	int32_t free_head;
+	acpib_fastslot slots[ACPIB_FAST_SLOTS];
+
+	/* This process's starter memories, registered on dev. */
+	struct {
+		uint64_t base, size;
+		uint32_t lkey, valid;
+	} local[3];
+
+	acpib_fastconn *conns[ACPIB_FAST_TABLE];
+} acpib_fast;
+
+acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg);
+void acpib_fast_free(acpib_fast *x);
+
+/* Publishes (valid 1) or withdraws this process's starter memory seg. */
+void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid);
+
+/* A connection record to fill, then publish with acpib_fast_conn_up;
+ * acpib_fast_conn_down stops new work on it (its record stays valid until
+ * acpib_fast_free: in-flight work and racing callers may still read it). */
+acpib_fastconn *acpib_fast_conn_new(void);
+void acpib_fast_conn_up(acpib_fast *x, acpib_fastconn *c);
+void acpib_fast_conn_down(acpib_fastconn *c);
+
+/* For the Go side, holding poll_lock: moves up to max stashed completions
+ * to out, oldest first; returns the count. */
+int acpib_fast_take_stash(acpib_fast *x, acpib_wc *out, int max);
+
+/* Frees the slot of a completion of the fast path and says what it was. */
+void acpib_fast_release(acpib_fast *x, uint64_t wr_id, int64_t *handle, int32_t *peer, uint64_t *ga,
+                        uint64_t *n, int32_t *get);
+
+/* A physical peer with work of the fast path in flight, or -1. */
+int acpib_fast_busy_peer(acpib_fast *x);
+
+#endif
