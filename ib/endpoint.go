@@ -456,7 +456,7 @@ func (e *endpoint) progressLoop() {
 		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
 	}
 	gate := core.NewIdleGate(e.spin)
-	var seen uint64
+	var seen, seenAtSleep uint64
 	nextTimer := time.Now()
 	for !e.closed.Load() {
 		now := time.Now()
@@ -489,13 +489,19 @@ func (e *endpoint) progressLoop() {
 		// The C side's work in flight is the application's to poll: it
 		// needs no event per completion, but this goroutine looks at
 		// least every timerPeriod (an operation ordered after it waits
-		// in the engine until someone sees it complete).
+		// in the engine until someone sees it complete). So it does while
+		// the application issued or polled since the last sleep: the
+		// long sleep would have every operation wake it (a system call
+		// for the issuer, a thread switch here).
 		e.idleSleep.Store(1)
 		e.mu.Lock()
 		busy := len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
 		e.mu.Unlock()
 		wait := e.idleWait
-		if busy || e.inflight.Load() > 0 {
+		app := e.appPolls.Load()
+		active := app != seenAtSleep
+		seenAtSleep = app
+		if busy || active || e.inflight.Load() > 0 {
 			e.idleSleep.Store(0)
 			wait = timerPeriod
 		}

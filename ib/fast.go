@@ -25,6 +25,10 @@ const (
 	fastTag        = C.ACPIB_FAST_TAG
 	fastPostFailed = C.ACPIB_POST_FAILED
 	fastSlots      = C.ACPIB_FAST_SLOTS
+	fastStash      = C.ACPIB_FAST_STASH
+	fastTable      = C.ACPIB_FAST_TABLE
+	fastBytes      = C.sizeof_acpib_fast
+	fastConnBytes  = C.sizeof_acpib_fastconn
 )
 
 // fastHost is what the engine offers a transport with C code for the fast

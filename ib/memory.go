@@ -22,7 +22,7 @@ const (
 // port (each further port doubles the per-device and per-peer figures).
 func MemoryUse(nprocs, contacted int) []core.MemoryItem {
 	n, k := uint64(nprocs), uint64(min(contacted, nprocs))
-	perConn := uint64(unsafe.Sizeof(conn{})) + qpDepth*uint64(unsafe.Sizeof((*req)(nil)))
+	perConn := uint64(unsafe.Sizeof(conn{})) + qpDepth*uint64(unsafe.Sizeof((*req)(nil))) + fastConnBytes
 	return []core.MemoryItem{
 		{Table: "ib address book", Bytes: n * addressBytes,
 			How: fmt.Sprintf("%d bytes per process: the IP and port of its connection service", addressBytes)},
@@ -32,9 +32,12 @@ func MemoryUse(nprocs, contacted int) []core.MemoryItem {
 			How: fmt.Sprintf("%d contacted × (one RC queue pair: ~%d KiB of queues the provider maps, measured on Soft-RoCE; %d bytes of connection state); none for processes never contacted",
 				k, mappedPerQP>>10, perConn)},
 		{Table: "ib device queues", Bytes: mappedPerDevice,
-			How: fmt.Sprintf("per device: a completion queue for %d work requests and a shared receive queue of %d (~%d KiB mapped, measured on Soft-RoCE)", sendSlots, srqDepth, mappedPerDevice>>10)},
+			How: fmt.Sprintf("per device: a completion queue for %d work requests and a shared receive queue of %d (~%d KiB mapped, measured on Soft-RoCE)", sendSlots+fastSlots, srqDepth, mappedPerDevice>>10)},
 		{Table: "ib message buffers", Bytes: (sendSlots + srqDepth) * msgSize,
 			How: fmt.Sprintf("per device, registered: %d send slots and %d receive buffers of %d bytes", sendSlots, srqDepth, msgSize)},
+		{Table: "ib fast path", Bytes: fastBytes,
+			How: fmt.Sprintf("the C fast path's record: %d slots, a stash of %d completions, a table of %d connections (each connection's %d-byte record is counted with it)",
+				fastSlots, fastStash, fastTable, fastConnBytes)},
 		{Table: "ib key cache", Bytes: defaultKeyCache * uint64(unsafe.Sizeof(rkey{})),
 			How: fmt.Sprintf("%d remote keys (--acp-ib-key-cache) of %d bytes, allocated on the first key learnt", defaultKeyCache, unsafe.Sizeof(rkey{}))},
 	}
