@@ -108,7 +108,8 @@ fi
 # ---- summary ----
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { # file-glob size column: the value of a size row in each round
-  for f in $1; do awk -v s="$2" -v c="$3" '$1 == s && NF >= c { print $c; exit }' "$f"; done
+  # (perftest prints inf when it could not read its cycle clock: no value)
+  for f in $1; do awk -v s="$2" -v c="$3" '$1 == s && NF >= c && $c !~ /inf|nan/ { print $c; exit }' "$f"; done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 echo

@@ -71,19 +71,9 @@ static int ready(char *f, acp_handle_t order)
     return order > 0 && order <= done;
 }
 
-static void lock(char *f)
-{
-    int32_t *w = (int32_t *)(f + ACPF_LOCK);
-    for (int i = 0;; i++) {
-        int32_t zero = 0;
-        if (__atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return;
-        if (i > 64)
-            sched_yield();
-    }
-}
+static void lock(char *f) { acpf_lock((int32_t *)(f + ACPF_LOCK)); }
 
-static void unlock(char *f) { __atomic_store_n((int32_t *)(f + ACPF_LOCK), 0, __ATOMIC_RELEASE); }
+static void unlock(char *f) { acpf_unlock((int32_t *)(f + ACPF_LOCK)); }
 
 /* Takes the next handle with the lock held, once the ring has room (core
  * queue.issue). */
@@ -335,23 +325,14 @@ int acpfast_done(void *state, acp_handle_t h)
     return LOAD(I64(f, ACPF_DONE)) >= target_of(f, h);
 }
 
-int acpfast_test(void *state, acp_handle_t h)
-{
-    char *f = state_of(state);
-    if (f == NULL)
-        return 0;
-    int64_t target = target_of(f, h);
-    if (LOAD(I64(f, ACPF_DONE)) >= target)
-        return 1;
-    acpf_remote *r = remote(f);
-    if (r == NULL || poll_remote(f, r))
-        return 0;
-    return LOAD(I64(f, ACPF_DONE)) >= target;
-}
-
 static uint64_t now_ns(void);
 
-int acpfast_wait(void *state, acp_handle_t h)
+/* acpfast_done, then, while a transport's C code has operations in
+ * flight, polls it: once, or for up to the spin time (core waitUntil's
+ * busy phase; the clock can cost a system call in virtual machines, so it
+ * is read seldom). What only Go can finish, and longer waits, go to the
+ * ordinary path. */
+static int wait_for(void *state, acp_handle_t h, int once)
 {
     char *f = state_of(state);
     if (f == NULL)
@@ -362,15 +343,12 @@ int acpfast_wait(void *state, acp_handle_t h)
     acpf_remote *r = remote(f);
     if (r == NULL)
         return 0;
-    /* Poll for the spin time (core waitUntil's busy phase); the clock
-     * can cost a system call (virtual machines), so read it seldom. What
-     * only Go can finish, and longer waits, go to the ordinary path. */
     uint64_t spin = LOAD(U64(f, ACPF_BAR_SPIN)), start = 0;
     for (uint32_t i = 1;; i++) {
         int pending = poll_remote(f, r);
         if (LOAD(I64(f, ACPF_DONE)) >= target)
             return 1;
-        if (pending)
+        if (pending || once)
             return 0;
         if ((i & 63) == 0) {
             uint64_t t = now_ns();
@@ -381,6 +359,10 @@ int acpfast_wait(void *state, acp_handle_t h)
         }
     }
 }
+
+int acpfast_test(void *state, acp_handle_t h) { return wait_for(state, h, 1); }
+
+int acpfast_wait(void *state, acp_handle_t h) { return wait_for(state, h, 0); }
 
 static uint64_t now_ns(void)
 {

@@ -14,7 +14,24 @@
 #ifndef ACP_CORE_FASTREMOTE_H
 #define ACP_CORE_FASTREMOTE_H
 
+#include <sched.h>
 #include <stdint.h>
+
+/* The spin lock of the fast state's lock word (core/fast.go, which takes
+ * it the same way) and of the transports' C records: a holder keeps it for
+ * a few hundred nanoseconds at most, unless the scheduler preempted it. */
+static inline void acpf_lock(int32_t *w)
+{
+	for (int i = 0;; i++) {
+		int32_t zero = 0;
+		if (__atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		if (i > 64)
+			sched_yield();
+	}
+}
+
+static inline void acpf_unlock(int32_t *w) { __atomic_store_n(w, 0, __ATOMIC_RELEASE); }
 
 /* Takes the next handle of the command queue for an operation now in
  * flight (it waits while the ring is full). */

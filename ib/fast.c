@@ -12,24 +12,11 @@
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-static void spin_lock(int32_t *w)
-{
-	for (int i = 0;; i++) {
-		int32_t zero = 0;
-		if (__atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
-		if (i > 64)
-			sched_yield();
-	}
-}
-
 static int try_lock(int32_t *w)
 {
 	int32_t zero = 0;
 	return LOAD(w) == 0 && __atomic_compare_exchange_n(w, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
-
-static void unlock(int32_t *w) { __atomic_store_n(w, 0, __ATOMIC_RELEASE); }
 
 static void wake(acpib_fast *x)
 {
@@ -42,11 +29,11 @@ static void wake(acpib_fast *x)
 
 static int slot_take(acpib_fast *x)
 {
-	spin_lock(&x->slot_lock);
+	acpf_lock(&x->slot_lock);
 	int s = x->free_head;
 	if (s >= 0)
 		x->free_head = x->slots[s].next_free;
-	unlock(&x->slot_lock);
+	acpf_unlock(&x->slot_lock);
 	return s;
 }
 
@@ -64,11 +51,11 @@ static void slot_put(acpib_fast *x, int s)
 	acpib_fastslot *sl = &x->slots[s];
 	conn_put(x, sl->conn);
 	__atomic_sub_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
-	spin_lock(&x->slot_lock);
+	acpf_lock(&x->slot_lock);
 	sl->conn = NULL;
 	sl->next_free = x->free_head;
 	x->free_head = s;
-	unlock(&x->slot_lock);
+	acpf_unlock(&x->slot_lock);
 }
 
 void acpib_fast_release(acpib_fast *x, uint64_t wr_id, int64_t *handle, int32_t *peer, uint64_t *ga,
@@ -87,11 +74,11 @@ void acpib_fast_release(acpib_fast *x, uint64_t wr_id, int64_t *handle, int32_t 
 int acpib_fast_busy_peer(acpib_fast *x)
 {
 	int peer = -1;
-	spin_lock(&x->slot_lock);
+	acpf_lock(&x->slot_lock);
 	for (int s = 0; s < ACPIB_FAST_SLOTS && peer < 0; s++)
 		if (x->slots[s].conn != NULL)
 			peer = x->slots[s].conn->peer;
-	unlock(&x->slot_lock);
+	acpf_unlock(&x->slot_lock);
 	return peer;
 }
 
@@ -119,15 +106,15 @@ static void post_failed(acpib_fast *x, int s, int err)
 	w.status = ACPIB_POST_FAILED;
 	w.vendor_err = (uint32_t)err;
 	for (;;) {
-		spin_lock(&x->poll_lock);
+		acpf_lock(&x->poll_lock);
 		if (x->nstash < ACPIB_FAST_STASH)
 			break;
 		/* Full: only the Go side empties it. */
-		unlock(&x->poll_lock);
+		acpf_unlock(&x->poll_lock);
 		sched_yield();
 	}
 	stash(x, &w);
-	unlock(&x->poll_lock);
+	acpf_unlock(&x->poll_lock);
 	wake(x);
 }
 
@@ -238,7 +225,7 @@ static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
 	/* The wait goes to Go when completions wait for it there, and when
 	 * nothing of ours is in flight (the operation is Go's). */
 	*pending = x->nstash > 0 || LOAD(&x->inflight) == 0;
-	unlock(&x->poll_lock);
+	acpf_unlock(&x->poll_lock);
 	/* A message or an error for the Go side: its progress goroutine may
 	 * sleep on an event that this poll consumed the reason for. */
 	if (stashed && __atomic_load_n(&x->idle_sleep, __ATOMIC_SEQ_CST))
