@@ -294,12 +294,14 @@ func TestBindsRanksToCPUs(t *testing.T) {
 	assert.Equal(t, cpus[0], cpusOf(t, "-np", "1")["0"])
 	assert.Equal(t, all, cpusOf(t, "-np", fmt.Sprint(len(cpus)+1))["0"])
 	assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-bind", "none")["0"])
-	// auto without shared memory: not pinned (a network transport's
-	// progress needs a CPU beside the rank's); core still pins.
+	// auto over UDP alone: not pinned (its progress goroutine receives
+	// for the target and needs a CPU beside the rank's); over ib, whose
+	// adapter writes, pinned; core always pins.
 	if len(cpus) > 1 {
 		assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-transports", "udp")["0"])
 		assert.Equal(t, all, cpusOf(t, "-np", "1", "-net", "udp")["0"])
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "shm,udp")["0"])
+		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "ib")["0"])
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "udp", "--acp-bind", "core")["0"])
 	}
 	r := acprun(t, 10*time.Second, []string{"ACP_BIND=socket"}, "", "-np", "1", "true")
