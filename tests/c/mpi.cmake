@@ -60,8 +60,10 @@ set(ACP_MPI_C_TESTS
 
 # Launcher-environment rung: the launcher's service is hidden from the
 # program, and rank 0 listens at ACP_BOOTSTRAP_ADDR (a port picked per run
-# from the shell's process id). Hydra passes the whole environment on;
-# Open MPI is told to with -x.
+# from the shell's process id, in 20000-31999: below Linux's ephemeral
+# ports, 32768 and up, which outgoing connections of any process may hold
+# at that moment). Hydra passes the whole environment on; Open MPI is told
+# to with -x.
 set(ACP_MPI_HIDE_openmpi PMIX_NAMESPACE)
 set(ACP_MPI_HIDE_mpich PMI_FD)
 set(ACP_MPI_ENV_RUN_openmpi ${ACP_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe --timeout 240 -x ACP_BOOTSTRAP_ADDR -np)
@@ -111,7 +113,7 @@ foreach(mpi openmpi mpich)
       set(args --acp-size-smem 4194304)
     endif()
     add_test(NAME ${prog}_${mpi}_env_np4
-      COMMAND sh -c "ACP_BOOTSTRAP_ADDR=127.0.0.1:$((20000 + $$ % 30000)) MPIEXEC_TIMEOUT=240 exec \"$0\" \"$@\""
+      COMMAND sh -c "ACP_BOOTSTRAP_ADDR=127.0.0.1:$((20000 + $$ % 12000)) MPIEXEC_TIMEOUT=240 exec \"$0\" \"$@\""
               ${ACP_MPI_ENV_RUN_${mpi}} 4
               env -u ${ACP_MPI_HIDE_${mpi}} $<TARGET_FILE:${prog}> ${args})
     set_tests_properties(${prog}_${mpi}_env_np4 PROPERTIES LABELS "c;mpi;${mpi};np4;env" TIMEOUT 270)
