@@ -1,6 +1,7 @@
 package main
 
 /*
+#include <stdio.h>
 #include <stdlib.h>
 #include "acp.h"
 */
@@ -155,6 +156,8 @@ func goacp_abort(str *C.char) {
 	if str != nil {
 		msg = C.GoString(str)
 	}
+	// What the program printed goes out before the launcher stops the job.
+	C.fflush(nil)
 	if e := lib.engine.Load(); e != nil {
 		e.Abort(msg) // exits
 	}

@@ -719,11 +719,18 @@ func (e *Engine) Fatal(err error) {
 	e.cfg.Exit(255)
 }
 
+// abortOutputWait bounds how long acp_abort waits for the launcher to read
+// the process's output before it asks the launcher to stop the job.
+const abortOutputWait = 200 * time.Millisecond
+
 // Abort ends this process after an application error (acp_abort): print the
 // message with the rank, tell the launcher, release what outlives the
 // process, exit 255.
 func (e *Engine) Abort(msg string) {
 	fmt.Fprintf(e.cfg.Stderr, "acp[%d]: acp_abort: %s\n", e.Rank(), msg)
+	if e.cfg.Stderr == os.Stderr {
+		awaitOutputRead([]int{1, 2}, abortOutputWait)
+	}
 	e.ex.Abort(255, msg)
 	e.closeTransports()
 	e.cfg.Exit(255)

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -94,4 +95,37 @@ func hostCPUs(pids map[uint32]bool) int {
 		}
 	}
 	return max(all.Count(), 1)
+}
+
+// awaitOutputRead waits, at most limit, until whoever reads fds (this
+// process's standard output and error) through a pipe or a socket (a
+// launcher) has read what was written there. A launcher told to stop the
+// job kills its processes and may drop what still sits in those pipes:
+// the message of acp_abort among it.
+func awaitOutputRead(fds []int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			continue
+		}
+		// Bytes not read yet: a pipe counts them on either end; a socket
+		// counts those it sent that the peer has not taken.
+		req := uint(0)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFIFO:
+			req = unix.TIOCINQ
+		case unix.S_IFSOCK:
+			req = unix.TIOCOUTQ
+		default:
+			continue
+		}
+		for {
+			n, err := unix.IoctlGetInt(fd, req)
+			if err != nil || n == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
