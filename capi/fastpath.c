@@ -35,29 +35,45 @@ static int rank_of(char *f, acp_ga_t ga)
     return field >= 1 && field <= LOAD(U32(f, ACPF_NPROCS)) ? (int)(field - 1) : -1;
 }
 
-/* The memory of [ga, ga+n) when this process can touch it directly. */
-static void *reach(char *f, acp_ga_t ga, uint64_t n)
+/* A GA of starter memory, decoded (Layout.Decode, colour 0). */
+typedef struct {
+    int rank;
+    uint64_t seg, off;
+} starter_at;
+
+/* Decodes ga when it names starter memory (a valid rank, colour 0,
+ * segments 0-2); 0 otherwise. */
+static int starter_of(char *f, acp_ga_t ga, starter_at *at)
 {
-    int rank = rank_of(f, ga);
-    if (rank < 0)
-        return NULL;
-    if (ga & LOAD(U64(f, ACPF_COLOR_MASK)))
-        return NULL;
-    uint64_t seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
-    if (seg > 2)
-        return NULL;
-    uint64_t i = (uint64_t)rank - LOAD(U32(f, ACPF_WIN_BASE));
+    at->rank = rank_of(f, ga);
+    if (at->rank < 0 || (ga & LOAD(U64(f, ACPF_COLOR_MASK))))
+        return 0;
+    at->seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
+    at->off = ga & LOAD(U64(f, ACPF_OFF_MASK));
+    return at->seg <= 2;
+}
+
+/* The memory of n bytes at at when this process can touch it directly. */
+static void *reach_at(char *f, const starter_at *at, uint64_t n)
+{
+    uint64_t i = (uint64_t)at->rank - LOAD(U32(f, ACPF_WIN_BASE));
     if (i >= LOAD(U32(f, ACPF_WIN_LEN)))
         return NULL;
-    uint64_t *entry = U64(f, ACPF_TABLE + i * ACPF_ENTRY_SIZE + seg * 16);
+    uint64_t *entry = U64(f, ACPF_TABLE + i * ACPF_ENTRY_SIZE + at->seg * 16);
     char *base = (char *)(uintptr_t)LOAD(&entry[0]);
     if (base == NULL)
         return NULL;
     uint64_t size = LOAD(&entry[1]);
-    uint64_t off = ga & LOAD(U64(f, ACPF_OFF_MASK));
-    if (off > size || n > size - off)
+    if (at->off > size || n > size - at->off)
         return NULL;
-    return base + off;
+    return base + at->off;
+}
+
+/* The memory of [ga, ga+n) when this process can touch it directly. */
+static void *reach(char *f, acp_ga_t ga, uint64_t n)
+{
+    starter_at at;
+    return starter_of(f, ga, &at) ? reach_at(f, &at, n) : NULL;
 }
 
 /* Whether an operation with this order may start now (core readyNow). */
@@ -145,27 +161,19 @@ static void finish_remote(char *f, int64_t h)
 
 static acpf_remote *remote(char *f) { return (acpf_remote *)(uintptr_t)LOAD(U64(f, ACPF_REMOTE)); }
 
-/* A copy between memory reachable here (d or s) and a peer's starter
- * memory, through the transport's C code. */
-static acp_handle_t remote_copy(char *f, acp_ga_t dst, acp_ga_t src, void *d, void *s, size_t n)
+/* A copy between local memory reachable here (d or s) and the starter
+ * memory at at (GA ga) of a peer, through the transport's C code. */
+static acp_handle_t remote_copy(char *f, void *d, void *s, const starter_at *at, acp_ga_t ga, size_t n)
 {
     acpf_remote *r = remote(f);
-    if (r == NULL || n == 0 || (d == NULL) == (s == NULL))
-        return ACP_HANDLE_NULL;
-    int get = d != NULL; /* the local end is the destination */
-    acp_ga_t ga = get ? src : dst;
-    int rank = rank_of(f, ga);
-    if (rank < 0 || rank == (int)LOAD(U32(f, ACPF_ME)) || (ga & LOAD(U64(f, ACPF_COLOR_MASK))))
-        return ACP_HANDLE_NULL;
-    uint64_t seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
-    uint64_t off = ga & LOAD(U64(f, ACPF_OFF_MASK));
-    if (seg > 2)
+    if (r == NULL || n == 0 || at == NULL || at->rank == (int)LOAD(U32(f, ACPF_ME)))
         return ACP_HANDLE_NULL;
     /* A full ring waits in Go, which polls for the completions that make
      * room (take would only yield). */
     if (LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH)))
         return ACP_HANDLE_NULL;
-    return r->copy(r, f, take, get, rank, (uint32_t)seg, off, ga, get ? d : s, n);
+    int get = d != NULL; /* the local end is the destination */
+    return r->copy(r, f, take, get, at->rank, (uint32_t)at->seg, at->off, ga, get ? d : s, n);
 }
 
 /* Finishes what one poll of the transport's C code found; returns its
@@ -187,9 +195,15 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
         return ACP_HANDLE_NULL;
     /* Zero bytes between valid mapped GAs: nothing to move, and the handle
      * is complete at once, as core's no-op would be once ready. */
-    void *d = reach(f, dst, size), *s = reach(f, src, size);
-    if (d == NULL || s == NULL)
-        return remote_copy(f, dst, src, d, s, size);
+    starter_at da, sa;
+    int dok = starter_of(f, dst, &da), sok = starter_of(f, src, &sa);
+    void *d = dok ? reach_at(f, &da, size) : NULL, *s = sok ? reach_at(f, &sa, size) : NULL;
+    if (d == NULL && s != NULL)
+        return remote_copy(f, NULL, s, dok ? &da : NULL, dst, size);
+    if (s == NULL && d != NULL)
+        return remote_copy(f, d, NULL, sok ? &sa : NULL, src, size);
+    if (d == NULL)
+        return ACP_HANDLE_NULL;
     if (size > 0)
         memmove(d, s, size);
     return completed(f);
@@ -317,18 +331,10 @@ static int64_t target_of(char *f, acp_handle_t h)
     return h;
 }
 
-int acpfast_done(void *state, acp_handle_t h)
-{
-    char *f = state_of(state);
-    if (f == NULL)
-        return 0;
-    return LOAD(I64(f, ACPF_DONE)) >= target_of(f, h);
-}
-
 static uint64_t now_ns(void);
 
-/* acpfast_done, then, while a transport's C code has operations in
- * flight, polls it: once, or for up to the spin time (core waitUntil's
+/* 1 when every operation up to h is complete; else, while a transport's C
+ * code has operations in flight, polls it: once, or for up to the spin time (core waitUntil's
  * busy phase; the clock can cost a system call in virtual machines, so it
  * is read seldom). What only Go can finish, and longer waits, go to the
  * ordinary path. */

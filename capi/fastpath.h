@@ -61,13 +61,10 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
 acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order);
 
 /* 1 when every operation up to handle is complete (nothing to wait for),
- * 0 when the ordinary path must decide. */
-int acpfast_done(void *state, acp_handle_t handle);
-/* acpfast_done after looking once for finished operations of a transport's
- * C code (acp_inquire). */
+ * 0 when the ordinary path must decide: acpfast_test after looking once
+ * for finished operations of a transport's C code (acp_inquire),
+ * acpfast_wait after polling it for up to the spin time (acp_complete). */
 int acpfast_test(void *state, acp_handle_t handle);
-/* acpfast_done after waiting, polling the transport's C code, for up to
- * the spin time (acp_complete). */
 int acpfast_wait(void *state, acp_handle_t handle);
 
 /* acp_sync when nothing is outstanding and the barrier is a store and a
