@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,11 +35,11 @@ type conn struct {
 	remote     qpInfo
 	since      time.Time // handshake start
 
-	inflight          int    // work requests posted, not completed (until fc exists; then fc.inflight, shared with the C side)
-	sqHeld            bool   // drain holds a send queue entry it has not posted yet
-	sqBlocked         bool   // in endpoint.sqBlocked
-	posted, completed uint64 // counts over the connection's life
-	queue             []*req // work waiting for the connection, a slot or QP room
+	sq                *atomic.Int32 // send queue entries posted or held, not completed: fc's count once fc exists, shared with the C side
+	sqHeld            bool          // drain holds a send queue entry it has not posted yet
+	sqBlocked         bool          // in endpoint.sqBlocked
+	posted, completed uint64        // counts over the connection's life
+	queue             []*req        // work waiting for the connection, a slot or QP room
 	waitingSlot       bool
 	err               error
 	fc                *C.acpib_fastconn // the C fast path's record, once ready (colour 0)
@@ -59,7 +60,7 @@ func (e *endpoint) connTo(peer, path int) *conn {
 	i := peer*len(e.paths) + path
 	c := e.conns[i]
 	if c == nil {
-		c = &conn{peer: peer, path: path, p: e.paths[path]}
+		c = &conn{peer: peer, path: path, p: e.paths[path], sq: new(atomic.Int32)}
 		e.conns[i] = c
 	}
 	return c

@@ -486,6 +486,7 @@ func (e *endpoint) progressLoop() {
 		// monitor thread polling for a millisecond); announced first, so
 		// that an operation issued meanwhile either counts as in flight
 		// here or wakes us (issue).
+		//
 		// The C side's work in flight is the application's to poll: it
 		// needs no event per completion, but this goroutine looks at
 		// least every timerPeriod (an operation ordered after it waits

@@ -68,7 +68,7 @@ func (e *endpoint) newFast() error {
 
 // lendFast gives the engine the C code once the GA layout is known.
 func (e *endpoint) lendFast() {
-	if fh, ok := e.host.(fastHost); ok && e.fast != nil && !testNoFastPath {
+	if fh, ok := e.host.(fastHost); ok && e.fast != nil {
 		e.fh = fh
 		fh.SetFastRemote(unsafe.Pointer(e.fast))
 	}
@@ -116,6 +116,10 @@ func (e *endpoint) fastConnUp(c *conn) {
 		}
 	}
 	c.fc = fc
+	// From now on the queue pair's entries are counted where the C side
+	// counts too (nothing was posted before the connection was ready).
+	fc.inflight = C.int32_t(c.sq.Load())
+	c.sq = (*atomic.Int32)(unsafe.Pointer(&fc.inflight))
 	C.acpib_fast_conn_up(e.fast, fc)
 }
 
@@ -147,7 +151,7 @@ func (e *endpoint) freeFast() {
 // takeStash moves completions the C side polled and left to us.
 // pollLock held.
 func (e *endpoint) takeStash(out *[pollBatch]wc) int {
-	if e.fast == nil {
+	if e.fast == nil || e.fast.nstash == 0 { // a field read, not a call into C
 		return 0
 	}
 	return int(C.acpib_fast_take_stash(e.fast, &out[0], pollBatch))
@@ -191,16 +195,14 @@ func (e *endpoint) holdSQ(c *conn) bool {
 	if c.sqHeld {
 		return true
 	}
-	if c.fc == nil {
-		c.sqHeld = c.inflight < qpDepth
-		return c.sqHeld
-	}
-	n := (*atomic.Int32)(unsafe.Pointer(&c.fc.inflight))
-	if n.Add(1) <= qpDepth {
+	if c.sq.Add(1) <= qpDepth {
 		c.sqHeld = true
 		return true
 	}
-	n.Add(-1)
+	c.sq.Add(-1)
+	if c.fc == nil {
+		return false // only our own completions free entries: drain runs then
+	}
 	// The C side holds entries. Be found by the progress loop first,
 	// then ask the C side to wake it when it frees one, then look once
 	// more: an entry freed before the request was seen is found here.
@@ -210,32 +212,19 @@ func (e *endpoint) holdSQ(c *conn) bool {
 		e.sqBlockedFlag.Store(true)
 	}
 	(*atomic.Uint32)(unsafe.Pointer(&c.fc.go_waiting)).Store(1)
-	if n.Add(1) <= qpDepth {
+	if c.sq.Add(1) <= qpDepth {
 		c.sqHeld = true
 		return true
 	}
-	n.Add(-1)
+	c.sq.Add(-1)
 	return false
 }
 
 // unholdSQ gives back an entry drain took and did not post. Locked.
 func (e *endpoint) unholdSQ(c *conn) {
-	if !c.sqHeld {
-		return
-	}
-	c.sqHeld = false
-	if c.fc != nil {
-		(*atomic.Int32)(unsafe.Pointer(&c.fc.inflight)).Add(-1)
-	}
-}
-
-// releaseSQ gives back the entry of a completed work request of the Go
-// side. Locked.
-func (e *endpoint) releaseSQ(c *conn) {
-	if c.fc != nil {
-		(*atomic.Int32)(unsafe.Pointer(&c.fc.inflight)).Add(-1)
-	} else {
-		c.inflight--
+	if c.sqHeld {
+		c.sqHeld = false
+		c.sq.Add(-1)
 	}
 }
 
@@ -272,10 +261,6 @@ type fastDone struct {
 func (d fastDone) OnComplete(_ uint64, err error) {
 	d.fh.FinishFast(d.h, d.peer, d.get, d.ga, d.n, err)
 }
-
-// testNoFastPath keeps the C code from the engine (tests that need every
-// operation on the ordinary path).
-var testNoFastPath = false
 
 // PausePolling keeps every poller (C or Go) away from the completion
 // queues of this process's ib endpoints until resume runs: work requests

@@ -350,9 +350,6 @@ func (e *endpoint) post(c *conn, w *sendWR) error {
 		return fmt.Errorf("ibv_post_send on %s: %v", c.p.name, err)
 	}
 	c.sqHeld = false // the entry holdSQ took is this request's now
-	if c.fc == nil {
-		c.inflight++
-	}
 	c.posted++
 	return nil
 }
@@ -396,7 +393,7 @@ func (e *endpoint) handleWC(dev int, w *wc) {
 	s := int32(w.wr_id)
 	sl := &e.slots[s]
 	c, o, kind := sl.conn, sl.op, sl.kind
-	e.releaseSQ(c)
+	c.sq.Add(-1)
 	c.completed++
 	var err error
 	if w.status != wcSuccess {
