@@ -129,3 +129,17 @@ func awaitOutputRead(fds []int, limit time.Duration) {
 		}
 	}
 }
+
+// SignalEventfd wakes whoever polls the eventfd fd (a transport's sleeping
+// progress goroutine).
+func SignalEventfd(fd int) {
+	one := [8]byte{1}
+	_, _ = unix.Write(fd, one[:])
+}
+
+// DrainEventfd resets the non-blocking eventfd fd, which may have been
+// signalled.
+func DrainEventfd(fd int) {
+	var b [8]byte
+	_, _ = unix.Read(fd, b[:])
+}

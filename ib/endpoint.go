@@ -359,9 +359,7 @@ func (e *endpoint) Poll() bool {
 // issued that it must see complete if the application does not wait.
 func (e *endpoint) wakeIdle() {
 	if e.idleSleep.Load() != 0 {
-		var one [8]byte
-		one[0] = 1
-		_, _ = unix.Write(e.wakeFD, one[:])
+		core.SignalEventfd(e.wakeFD)
 	}
 }
 
@@ -523,8 +521,7 @@ func (e *endpoint) progressLoop() {
 // takeEvents consumes the events waitFDs reported.
 func (e *endpoint) takeEvents(ready int) {
 	if ready > 0 && ready&1 != 0 && !e.closed.Load() {
-		var b [8]byte
-		_, _ = unix.Read(e.wakeFD, b[:]) // a wake-up (issue): reset it
+		core.DrainEventfd(e.wakeFD) // a wake-up (issue): reset it
 	}
 	if ready > 0 {
 		for i, d := range e.devs {
@@ -611,9 +608,7 @@ func (e *endpoint) Close() error {
 	}
 	e.withdrawFast()
 	close(e.closing)
-	var one [8]byte
-	one[0] = 1
-	_, _ = unix.Write(e.wakeFD, one[:])
+	core.SignalEventfd(e.wakeFD)
 	<-e.done
 	_ = e.ln.Close()
 	e.cutHandshakes()

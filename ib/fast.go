@@ -137,6 +137,7 @@ func (e *endpoint) freeFast() {
 	}
 	for _, c := range e.conns {
 		if c != nil && c.fc != nil {
+			c.sq = new(atomic.Int32) // it counted in the record
 			C.free(unsafe.Pointer(c.fc))
 			c.fc = nil
 		}

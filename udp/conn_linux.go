@@ -210,12 +210,6 @@ func waitReadable(fd, wake int, timeoutNs int64) error {
 	return nil
 }
 
-// drainEventfd resets a non-blocking eventfd that may have been written.
-func drainEventfd(fd int) {
-	var b [8]byte
-	_, _ = unix.Read(fd, b[:])
-}
-
 func waitWritable(fd int, timeoutNs int64) {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
 	t := unix.NsecToTimespec(timeoutNs)

@@ -747,7 +747,7 @@ func (e *endpoint) progressLoop() {
 		wait := min(int64(idleSleep), max(e.nextCheck.Load()-now, 0))
 		err := waitReadable(e.sock.fd(), e.wakeFd, wait)
 		e.sleepUntil.Store(0)
-		drainEventfd(e.wakeFd)
+		core.DrainEventfd(e.wakeFd)
 		if err != nil {
 			e.host.Logf(1, "udp: poll failed: %v", err)
 			time.Sleep(time.Millisecond)

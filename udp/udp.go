@@ -329,11 +329,7 @@ func (e *endpoint) Close() error {
 }
 
 // wake ends the progress goroutine's sleep.
-func (e *endpoint) wake() {
-	var one [8]byte
-	one[0] = 1
-	_, _ = unix.Write(e.wakeFd, one[:])
-}
+func (e *endpoint) wake() { core.SignalEventfd(e.wakeFd) }
 
 func (e *endpoint) close() {
 	_ = e.conn.close()
