@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -137,7 +136,7 @@ func (t *RegTable) Remove(seg int) error {
 	t.free = append(t.free, seg)
 	t.mu.Unlock()
 	for i := 0; r.users.Load() != 0; i++ {
-		backoff(i)
+		spinWait(i)
 	}
 	return nil
 }
@@ -202,16 +201,4 @@ func (t *RegTable) Acquire(ga GA, n uint64) (unsafe.Pointer, *Region, Status) {
 // GAOf returns the GA of ptr inside region r owned by rank.
 func (l Layout) GAOf(rank int, r *Region, ptr unsafe.Pointer) GA {
 	return l.Encode(rank, r.Color, r.Seg, r.OffBase+uint64(uintptr(ptr)-uintptr(r.Base)))
-}
-
-// backoff waits a little longer on each call: spin, then yield, then sleep.
-func backoff(i int) {
-	switch {
-	case i < 64:
-		// busy spin
-	case i < 256:
-		runtime.Gosched()
-	default:
-		osYield()
-	}
 }

@@ -1,8 +1,13 @@
 package core
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,4 +46,59 @@ func TestAwaitOutputRead(t *testing.T) {
 	took = time.Since(start)
 	assert.GreaterOrEqual(t, took, 90*time.Millisecond, "nobody reads: waits up to the limit")
 	assert.Less(t, took, time.Second, "nobody reads: gives up at the limit")
+}
+
+// A waiter for a lock word or a user count must let the holder run when
+// the holder is a goroutine the scheduler took off its P. The scenario runs
+// in a child process with one P and no asynchronous preemption (the
+// runtime can seldom preempt a thread that spins in sched_yield anyway, on
+// a loaded CPU never): a waiter that kept the P would hang it for good.
+func TestSpinWaitersHandOverTheP(t *testing.T) {
+	if os.Getenv("ACP_TEST_SPINWAIT_CHILD") == "1" {
+		spinWaitScenario(t)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestSpinWaitersHandOverTheP$", "-test.v")
+	cmd.Env = append(os.Environ(), "ACP_TEST_SPINWAIT_CHILD=1", "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the child hung: a waiter kept the only P from the holder it waited for\n%s", out)
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "--- PASS: TestSpinWaitersHandOverTheP")
+}
+
+func spinWaitScenario(t *testing.T) {
+	require.Equal(t, 1, runtime.GOMAXPROCS(0))
+
+	// The command queue's lock, held by this goroutine while it is off
+	// the P (as if preempted) and the waiter runs.
+	f, err := newFastState(64)
+	require.NoError(t, err)
+	f.lock()
+	locked := make(chan struct{})
+	go func() {
+		f.lock()
+		f.unlock()
+		close(locked)
+	}()
+	runtime.Gosched() // the waiter runs now and finds the lock held
+	f.unlock()
+	<-locked
+
+	// Unregistering waits for an access in progress the same way.
+	tab, l := newTable(t)
+	buf := make([]byte, 64)
+	r, err := tab.Add(unsafe.Pointer(&buf[0]), 64, 0)
+	require.NoError(t, err)
+	_, pinned, st := tab.Acquire(l.GAOf(2, r, r.Base), 8)
+	require.Equal(t, StatusOK, st)
+	removed := make(chan struct{})
+	go func() {
+		assert.NoError(t, tab.Remove(r.Seg))
+		close(removed)
+	}()
+	runtime.Gosched()
+	pinned.Release()
+	<-removed
 }

@@ -471,7 +471,7 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		if !gate.MaySleep(now) && e.appPolls.Load() == seen {
-			osYield()
+			core.Yield() // hands the P over too: an application thread may wait for it to enter Go
 			continue
 		}
 		// Ask for an event, then look once more: a completion that
@@ -665,8 +665,6 @@ func (e *endpoint) release() {
 		_ = e.ln.Close()
 	}
 }
-
-func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 var _ core.Transport = (*endpoint)(nil)
 var _ core.Registrar = (*endpoint)(nil)

@@ -272,7 +272,7 @@ func PausePolling() (resume func()) {
 	endpoints.Unlock()
 	for _, e := range list {
 		for !atomic.CompareAndSwapInt32(e.pollLock, 0, 1) {
-			osYield()
+			core.Yield()
 		}
 	}
 	return func() {
