@@ -112,8 +112,20 @@ col() { # file-glob size column: the value of a size row in each round
   for f in $1; do awk -v s="$2" -v c="$3" '$1 == s && NF >= c && $c !~ /inf|nan/ { print $c; exit }' "$f"; done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+# The median over the rounds of the ratio within each round: the two
+# figures of a round were taken minutes apart, so on a host whose load
+# drifts this is steadier than the ratio of the medians.
+round_ratio() { # acpbench-file-prefix perftest-file-prefix size acpbench-column perftest-column
+  for r in $(seq "$rounds"); do
+    a=$(col "$1.$r.txt" "$3" "$4")
+    b=$(col "$2.$r.$3.txt" "$3" "$5")
+    [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) print a / b }'
+  done | median | awk '{ if ($1 == "-") print "-"; else printf "%.2f", $1 }'
+}
 echo
 echo "Medians of $rounds rounds on $dev ($(nproc) vCPUs), $(date -u +%Y-%m-%d)"
+echo
+echo "Ratios: of the medians, then (in brackets) the median of each round's own ratio."
 echo
 echo "| bytes | acpbench pingpong t[usec] | ib_write_lat t_avg | ratio | ib_write_lat t_typical | acpbench putbw MB/s | ib_write_bw MB/s | ratio |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -123,7 +135,9 @@ for s in $sizes; do
   wl=$(col "write_lat.*.txt" "$s" 6 | median)
   wt=$(col "write_lat.*.txt" "$s" 5 | median)
   wb=$(col "write_bw.*.txt" "$s" 4 | median)
-  echo "| $s | $al | $wl | $(ratio "$al" "$wl") | $wt | $ab | $wb | $(ratio "$ab" "$wb") |"
+  rl=$(round_ratio acpbench write_lat "$s" 3 6)
+  rb=$(round_ratio acpbw write_bw "$s" 3 4)
+  echo "| $s | $al | $wl | $(ratio "$al" "$wl") ($rl) | $wt | $ab | $wb | $(ratio "$ab" "$wb") ($rb) |"
 done
 aa=$(for f in atomic_lat.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f"; done | median)
 ia=$(for f in ib_atomic_lat.*.txt; do awk '$1 == 8 && NF >= 6 { print $6; exit }' "$f"; done | median)
