@@ -343,8 +343,8 @@ func (p *Pair) Connecting() bool { return p.step != stepDone }
 func (p *Pair) Publish(v uint64, order core.Handle, wait bool) {
 	p.pubVal = max(p.pubVal, v)
 	p.pubOrder = max(p.pubOrder, order)
-	for !p.flush() && wait && p.connected && p.err == nil && p.pubVal != p.pubSent {
-		yield()
+	for n := 0; !p.flush() && wait && p.connected && p.err == nil && p.pubVal != p.pubSent; n++ {
+		yield(n)
 	}
 }
 

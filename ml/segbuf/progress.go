@@ -1,6 +1,7 @@
 package segbuf
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +238,7 @@ func (l *Lib) Wait(w Waiter) {
 				break
 			}
 			if waited >= busy {
-				yield()
+				yield(i / 32)
 			}
 		}
 	}
@@ -270,6 +271,15 @@ type waitFunc struct {
 func (w waitFunc) Done() bool { return w.done() }
 func (w waitFunc) Step() bool { return w.step() }
 
-// yield gives the CPU to another thread: on an oversubscribed machine the
-// peer process and the transport's progress need it.
-func yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// yield is turn n of a wait's yielding: it gives the CPU to another
+// thread (on an oversubscribed machine the peer process and the
+// transport's progress need it), keeping the P, and every 16th turn hands
+// the P over too (runtime.Gosched), as core's waits do: a goroutine the
+// runtime preempted while it held a lock may be waiting for one.
+func yield(n int) {
+	if n%16 == 15 {
+		runtime.Gosched()
+		return
+	}
+	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+}

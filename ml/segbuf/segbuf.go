@@ -148,14 +148,14 @@ func (s *Segbuf) usable() error {
 // and then: programs poll these calls in tight loops, and on a busy
 // machine the processes that would change the answer need the core.
 func (s *Segbuf) unlockPaced() {
-	y := s.idle%16 == 15
+	y, turn := s.idle%16 == 15, s.idle/16
 	pending := !s.freed && s.p.Pending()
 	s.mu.Unlock()
 	if pending {
 		s.l.Kick()
 	}
 	if y {
-		yield()
+		yield(turn)
 	}
 }
 
