@@ -166,10 +166,10 @@ static double mpi_pingpong(size_t n, int reps)
  * send buffer, then the 0-byte row's flag source and landing place. */
 static size_t send_off(void) { return max_size + 64; }
 static size_t flag_off(void) { return 2 * max_size + 128; }
-/* The peer's flag lands one cache line after my flag's source: on one line,
- * each process's write of its own source byte would first take the line
- * back from the peer that just wrote into it. */
-#define FLAG_IN 64
+/* The peer's flag lands 128 bytes after my flag's source, outside the
+ * 128-byte pair of lines that the adjacent-line prefetcher fetches
+ * together (acpbench.c says what sharing one pair cost). */
+#define FLAG_IN 128
 static size_t touch_off(void) { return flag_off() + 256; } /* the settling get's byte, as acpbench's */
 static size_t smem_needed(void) { return 2 * max_size + 4096; }
 
@@ -334,7 +334,7 @@ static void print_pingpong(const char *what, const double *t)
     printf("#---------------------------------------------------\n");
     printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
     for (int i = 0; i < nsizes; i++)
-        printf("%13zu%13d%13.2f%13.2f\n", sizes[i], reps_of[i], t[i] * 1e6, (double)sizes[i] / MB / t[i]);
+        printf("%13zu%13d%13.3f%13.2f\n", sizes[i], reps_of[i], t[i] * 1e6, (double)sizes[i] / MB / t[i]);
     printf("\n");
 }
 
