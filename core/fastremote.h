@@ -17,9 +17,10 @@
 #include <sched.h>
 #include <stdint.h>
 
-/* The spin lock of the fast state's lock word (core/fast.go, which takes
- * it the same way) and of the transports' C records: a holder keeps it for
- * a few hundred nanoseconds at most, unless the scheduler preempted it. */
+/* The spin lock of the fast state's lock word (core/fast.go takes it too,
+ * handing its P over now and then: core spinWait) and of the transports'
+ * C records: a holder keeps it for a few hundred nanoseconds at most,
+ * unless the scheduler preempted it. */
 static inline void acpf_lock(int32_t *w)
 {
 	for (int i = 0;; i++) {

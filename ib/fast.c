@@ -199,11 +199,12 @@ static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
 {
 	acpib_fast *x = (acpib_fast *)r;
 	__atomic_fetch_add(&x->app_polls, 1, __ATOMIC_RELAXED);
-	*pending = 0;
-	if (!try_lock(&x->poll_lock)) {
-		*pending = LOAD(&x->inflight) == 0;
+	/* Nothing of ours in flight: what the wait waits for is the Go side's,
+	 * which polls the queue itself (polling here would only move its
+	 * completions through the stash). */
+	*pending = LOAD(&x->inflight) == 0;
+	if (*pending || !try_lock(&x->poll_lock))
 		return 0;
-	}
 	if (max > ACPIB_FAST_BATCH)
 		max = ACPIB_FAST_BATCH;
 	int k = 0, stashed = 0;
