@@ -118,21 +118,7 @@ static acp_ga_t my_starter, peer_starter; /* peer: rank 1 - me (rank 1 on ranks 
 static uint8_t *my_base;
 static const char *bench = "pingpong";
 
-/* Layout of each rank's starter memory: [0, max) receive buffer (the peer
- * writes here), [max + 64, 2 max + 64) send buffer, then two bytes for the
- * 0-byte row: my flag's source and, 128 bytes on, the peer's flag's
- * landing place. */
-static size_t send_off(void) { return max_size + 64; }
-static size_t flag_off(void) { return 2 * max_size + 128; }
-/* The peer's flag lands 128 bytes after my flag's source: not in the same
- * 128-byte pair of cache lines, which the adjacent-line prefetcher fetches
- * together. Within one pair, the peer's write into its line also fetched my
- * source's line, and each write of my source byte first took that line
- * back (5 runs each, alternated: the 0-byte row took 0.09-0.30 us one way
- * where 1 byte took 0.07-0.08; 128 bytes apart, 0.086-0.094). */
-#define FLAG_IN 128
-static size_t touch_off(void) { return flag_off() + 256; } /* see settle() */
-static size_t smem_needed(void) { return 2 * max_size + 4096; }
+#include "putpingpong.h"
 
 static double now(void)
 {
@@ -170,25 +156,6 @@ static int warmup_for(int reps) { return reps / 10 < 2 ? 2 : reps / 10; }
 static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7 + (i >> 8) * 17) % 251); }
 
 /* ---- arguments ------------------------------------------------------------- */
-
-/* Returns the argv to give acp_init: the program's, plus --acp-size-smem
- * when the command line does not set it. */
-static char **with_starter_size(int *argc, char **argv)
-{
-    int have = 0;
-    for (int i = 1; i < *argc; i++)
-        have |= strcmp(argv[i], "--acp-size-smem") == 0;
-    char **out = calloc((size_t)*argc + 3, sizeof *out);
-    static char size[32];
-    snprintf(size, sizeof size, "%zu", smem_needed());
-    memcpy(out, argv, (size_t)*argc * sizeof *out);
-    if (!have) {
-        out[(*argc)++] = "--acp-size-smem";
-        out[(*argc)++] = size;
-    }
-    out[*argc] = NULL;
-    return out;
-}
 
 static void usage(void)
 {
@@ -331,33 +298,13 @@ static void print_title(const char *name, int nprocs)
 
 /* ---- pingpong -------------------------------------------------------------------- */
 
-/* Waits until *p == v. Yields now and then: on an oversubscribed machine
- * the peer and the library's progress need the core too. */
-static void wait_byte(volatile uint8_t *p, uint8_t v)
-{
-    for (unsigned i = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) != v; i++)
-        if (i % 256 == 0)
-            sched_yield();
-}
-
-/* One message of n bytes from my send buffer into the peer's receive
- * buffer, flag value v in the last byte (or in the flag byte for n = 0). */
+/* One message (putpingpong.h); a refusal ends the benchmark. */
 static void send_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t *sendbuf, uint8_t *flagbuf)
 {
-    acp_handle_t h;
-    if (n > 0) {
-        sendbuf[n - 1] = v;
-        h = acp_copy(peer, mine + send_off(), n, ACP_HANDLE_NULL);
-    } else {
-        flagbuf[0] = v;
-        acp_copy(peer, mine + send_off(), 0, ACP_HANDLE_NULL);
-        h = acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL);
-    }
-    if (h == ACP_HANDLE_NULL) {
+    if (!put_msg(mine, peer, n, v, sendbuf, flagbuf)) {
         fprintf(stderr, "acpbench: rank %d: acp_copy of %zu bytes refused\n", me, n);
         exit(1);
     }
-    acp_complete(h);
 }
 
 /* Verifies the receive buffer after the last iteration of size n: the

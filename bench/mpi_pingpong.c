@@ -162,57 +162,14 @@ static double mpi_pingpong(size_t n, int reps)
 
 /* ---- ACP (acpbench's method) ---------------------------------------------- */
 
-/* Starter memory layout: [0, max) receive buffer, [max + 64, 2 max + 64)
- * send buffer, then the 0-byte row's flag source and landing place. */
-static size_t send_off(void) { return max_size + 64; }
-static size_t flag_off(void) { return 2 * max_size + 128; }
-/* The peer's flag lands 128 bytes after my flag's source, outside the
- * 128-byte pair of lines that the adjacent-line prefetcher fetches
- * together (acpbench.c says what sharing one pair cost). */
-#define FLAG_IN 128
-static size_t touch_off(void) { return flag_off() + 256; } /* the settling get's byte, as acpbench's */
-static size_t smem_needed(void) { return 2 * max_size + 4096; }
-
-static char **with_starter_size(int *argc, char **argv)
-{
-    for (int i = 1; i < *argc; i++)
-        if (strcmp(argv[i], "--acp-size-smem") == 0)
-            return argv;
-    char **out = calloc((size_t)*argc + 3, sizeof *out);
-    static char size[32];
-    snprintf(size, sizeof size, "%zu", smem_needed());
-    memcpy(out, argv, (size_t)*argc * sizeof *out);
-    out[(*argc)++] = "--acp-size-smem";
-    out[(*argc)++] = size;
-    out[*argc] = NULL;
-    return out;
-}
-
-/* Yields now and then: on an oversubscribed machine the peer and the
- * library's progress need the core too. */
-static void wait_byte(volatile uint8_t *p, uint8_t v)
-{
-    for (unsigned i = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) != v; i++)
-        if (i % 256 == 0)
-            sched_yield();
-}
+#include "putpingpong.h"
 
 static void acp_send_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t *sendbuf, uint8_t *flagbuf)
 {
-    acp_handle_t h;
-    if (n > 0) {
-        sendbuf[n - 1] = v;
-        h = acp_copy(peer, mine + send_off(), n, ACP_HANDLE_NULL);
-    } else {
-        flagbuf[0] = v;
-        acp_copy(peer, mine + send_off(), 0, ACP_HANDLE_NULL);
-        h = acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL);
-    }
-    if (h == ACP_HANDLE_NULL) {
+    if (!put_msg(mine, peer, n, v, sendbuf, flagbuf)) {
         fprintf(stderr, "mpi_pingpong: rank %d: acp_copy of %zu bytes refused\n", me, n);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    acp_complete(h);
 }
 
 static unsigned acp_iter; /* over all sizes: flag values never repeat back to back */
