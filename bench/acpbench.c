@@ -16,8 +16,10 @@
  * Any mismatch makes the program exit non-zero.
  *
  * Sizes 0, 1, 2, 4, ... up to 4 MiB (or -max). A copy of 0 bytes carries no
- * flag, so the 0-byte row times a 1-byte flag copy issued right after the
- * 0-byte copy: it is the cost of a notification. Repetitions follow IMB's
+ * flag, so the 0-byte row times a 1-byte flag copy and, right after it, the
+ * 0-byte copy, completed together: the cost of a notification. The waits
+ * poll without yielding for their first 4096 turns, then yield every 256
+ * (putpingpong.h). Repetitions follow IMB's
  * rule: 1000, but at most 40 MiB / N (640 for 64 KiB ... 10 for 4 MiB);
  * 10 % of that (at least 2) more iterations run first as warm-up and are
  * not timed.
@@ -238,7 +240,7 @@ static void print_header(int nprocs)
         printf("#         the peer spins on the last byte, then answers the same way.\n");
         printf("# t[usec]    = half the round-trip time\n");
         printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
-        printf("# #bytes 0   = a 1-byte flag copy after a 0-byte copy (notification)\n");
+        printf("# #bytes 0   = a 1-byte flag copy, then a 0-byte copy (notification)\n");
     } else if (strcmp(bench, "get") == 0) {
         printf("# Method: acp_copy from the peer's starter memory + acp_complete\n");
         printf("#         (the peer waits in acp_sync)\n");

@@ -15,8 +15,9 @@
  * N / t with 1 Mbyte = 2^20 bytes. Sizes 0, 1, 2, 4, ... up to 4 MiB (or
  * -max); repetitions follow IMB: 1000, but at most 40 MiB / N; 10 % of
  * that (at least 2) more run first as warm-up and are not timed. For ACP a
- * 0-byte copy carries no flag, so its row times a 1-byte flag copy issued
- * right after the 0-byte copy (the cost of a notification), as in acpbench.
+ * 0-byte copy carries no flag, so its row times a 1-byte flag copy and,
+ * right after it, the 0-byte copy (the cost of a notification), as in
+ * acpbench.
  * The two are measured size by size in turn, so that both see the same
  * machine. Ranks beyond the first two wait in MPI_Barrier / acp_sync.
  *

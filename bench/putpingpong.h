@@ -50,18 +50,28 @@ static char **with_starter_size(int *argc, char **argv)
     return out;
 }
 
-/* Waits until *p == v. Yields now and then: on an oversubscribed machine
- * the peer and the library's progress need the core too. */
+/* Waits until *p == v. Polls without yielding for the first 4096 turns (a
+ * few microseconds: a message between processes of one host arrives well
+ * within them), then yields every 256 turns: on an oversubscribed machine,
+ * or over the network, the peer and the library's progress need the core
+ * too. Yielding from the start put a system call into many waits of a
+ * same-host pingpong, and the answer that landed during one waited for its
+ * return (2 processes on 2 CPUs, 6 runs each, alternated: 0.33-0.40 us one
+ * way at 1 byte, 0.29 without; over udp no change). */
 static void wait_byte(volatile uint8_t *p, uint8_t v)
 {
     for (unsigned i = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) != v; i++)
-        if (i % 256 == 0)
+        if (i > 4096 && i % 256 == 0)
             sched_yield();
 }
 
 /* One message of n bytes from my send buffer into the peer's receive
- * buffer, flag value v in the last byte (or in the flag byte for n = 0),
- * and its completion. 0 when acp_copy refused it. */
+ * buffer, flag value v in the last byte, and its completion; 0 when
+ * acp_copy refused it. A 0-byte message is a 0-byte copy and the flag: the
+ * flag first, as a program that signals would issue it, then the copy,
+ * which moves nothing, and one completion for both. (With the 0-byte copy
+ * first, the flag left 20-150 ns later, more than the copy costs alone:
+ * alternated runs of 2 processes on 2 CPUs, BENCHMARKS.md.) */
 static int put_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t *sendbuf, uint8_t *flagbuf)
 {
     acp_handle_t h;
@@ -70,8 +80,9 @@ static int put_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t *s
         h = acp_copy(peer, mine + send_off(), n, ACP_HANDLE_NULL);
     } else {
         flagbuf[0] = v;
-        acp_copy(peer, mine + send_off(), 0, ACP_HANDLE_NULL);
-        h = acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL);
+        if (acp_copy(peer + flag_off() + FLAG_IN, mine + flag_off(), 1, ACP_HANDLE_NULL) == ACP_HANDLE_NULL)
+            return 0;
+        h = acp_copy(peer, mine + send_off(), 0, ACP_HANDLE_NULL);
     }
     if (h == ACP_HANDLE_NULL)
         return 0;
