@@ -88,10 +88,10 @@ func (f *fastState) u64(off int) *atomic.Uint64 { return (*atomic.Uint64)(unsafe
 
 // lock takes the queue lock, shared with the C side: spin briefly, then
 // yield (a holder never keeps it for more than a few hundred nanoseconds,
-// unless the scheduler preempted it: see spinWait).
+// unless the scheduler preempted it: see SpinWait).
 func (f *fastState) lock() {
 	for i := 0; !atomic.CompareAndSwapInt32(f.lockW, 0, 1); i++ {
-		spinWait(i)
+		SpinWait(i)
 	}
 	raceAcquire()
 }

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* The spin lock of the fast state's lock word (core/fast.go takes it too,
- * handing its P over now and then: core spinWait) and of the transports'
+ * handing its P over now and then: core SpinWait) and of the transports'
  * C records: a holder keeps it for a few hundred nanoseconds at most,
  * unless the scheduler preempted it. */
 static inline void acpf_lock(int32_t *w)

@@ -434,12 +434,9 @@ func (e *Engine) waitUntil(cond func() bool) {
 		}
 	}
 	for i := 0; ; i++ {
-		if i&15 == 15 {
-			// As in Inquire: let a goroutine waiting for a P (one that
-			// holds a poll lock, perhaps) run.
-			runtime.Gosched()
-		}
-		osYield()
+		// As in Inquire: now and then let a goroutine waiting for a P (one
+		// that holds a poll lock, perhaps) run.
+		YieldTurn(i)
 		if e.poll() {
 			start = time.Now()
 		}

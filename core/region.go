@@ -136,7 +136,7 @@ func (t *RegTable) Remove(seg int) error {
 	t.free = append(t.free, seg)
 	t.mu.Unlock()
 	for i := 0; r.users.Load() != 0; i++ {
-		spinWait(i)
+		SpinWait(i)
 	}
 	return nil
 }

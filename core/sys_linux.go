@@ -27,23 +27,26 @@ func Yield() {
 // lock may be waiting for one.
 func osYield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
-// spinWait is turn i of a wait for a word that another thread changes
-// soon (a lock word, a count of users): spin, then yield the CPU, and on
-// every 16th yield hand the P over too. The other thread may be a
-// goroutine that the Go scheduler preempted while it held the word; it
-// needs a P to go on. With GOMAXPROCS 1 (a rank bound to one core) a
-// waiter that kept its P would starve it for good: the waiter spends
-// nearly all its time inside the raw system call, where the runtime
-// cannot preempt it, and osYield's callees are nosplit (no preemption
-// check either).
-func spinWait(i int) {
-	switch {
-	case i < 64:
-		// busy spin
-	case i&15 == 15:
+// YieldTurn is turn n of a wait that yields: it gives the CPU to another
+// runnable thread, keeping the P, and on every 16th turn hands the P over
+// first. The thread that will end the wait may be a goroutine that the Go
+// scheduler preempted while it held a lock; it needs a P to go on. With
+// GOMAXPROCS 1 (a rank bound to one core) a waiter that kept its P would
+// starve it for good: the waiter spends nearly all its time inside the raw
+// system call, where the runtime cannot preempt it, and osYield's callees
+// are nosplit (no preemption check either).
+func YieldTurn(n int) {
+	if n&15 == 15 {
 		runtime.Gosched()
-	default:
-		osYield()
+	}
+	osYield()
+}
+
+// SpinWait is turn i of a wait for a word that another thread changes
+// soon (a lock word, a count of users): spin, then yield (YieldTurn).
+func SpinWait(i int) {
+	if i >= 64 {
+		YieldTurn(i)
 	}
 }
 

@@ -1,12 +1,10 @@
 package ch
 
 import (
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/ml/segbuf"
 )
 
@@ -95,10 +93,7 @@ func (c *Channel) lockFast() {
 	}
 	w := (*int32)(c.fast.Ptr)
 	for i := 0; !atomic.CompareAndSwapInt32(w, 0, 1); i++ {
-		if i > 64 {
-			runtime.Gosched()
-			_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-		}
+		core.SpinWait(i)
 	}
 	c.loadFast()
 }

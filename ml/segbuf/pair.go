@@ -344,7 +344,7 @@ func (p *Pair) Publish(v uint64, order core.Handle, wait bool) {
 	p.pubVal = max(p.pubVal, v)
 	p.pubOrder = max(p.pubOrder, order)
 	for n := 0; !p.flush() && wait && p.connected && p.err == nil && p.pubVal != p.pubSent; n++ {
-		yield(n)
+		core.YieldTurn(n)
 	}
 }
 

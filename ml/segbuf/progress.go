@@ -1,12 +1,11 @@
 package segbuf
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/libacp/libacp/core"
 )
 
 // Poller is an endpoint that needs progress: connection set-up, queued
@@ -238,7 +237,7 @@ func (l *Lib) Wait(w Waiter) {
 				break
 			}
 			if waited >= busy {
-				yield(i / 32)
+				core.YieldTurn(i / 32)
 			}
 		}
 	}
@@ -270,16 +269,3 @@ type waitFunc struct {
 
 func (w waitFunc) Done() bool { return w.done() }
 func (w waitFunc) Step() bool { return w.step() }
-
-// yield is turn n of a wait's yielding: it gives the CPU to another
-// thread (on an oversubscribed machine the peer process and the
-// transport's progress need it), keeping the P, and every 16th turn hands
-// the P over too (runtime.Gosched), as core's waits do: a goroutine the
-// runtime preempted while it held a lock may be waiting for one.
-func yield(n int) {
-	if n%16 == 15 {
-		runtime.Gosched()
-		return
-	}
-	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-}

@@ -155,7 +155,7 @@ func (s *Segbuf) unlockPaced() {
 		s.l.Kick()
 	}
 	if y {
-		yield(turn)
+		core.YieldTurn(turn)
 	}
 }
 
