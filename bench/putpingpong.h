@@ -69,9 +69,9 @@ static void wait_byte(volatile uint8_t *p, uint8_t v)
  * buffer, flag value v in the last byte, and its completion; 0 when
  * acp_copy refused it. A 0-byte message is a 0-byte copy and the flag: the
  * flag first, as a program that signals would issue it, then the copy,
- * which moves nothing, and one completion for both. (With the 0-byte copy
- * first, the flag left 20-150 ns later, more than the copy costs alone:
- * alternated runs of 2 processes on 2 CPUs, BENCHMARKS.md.) */
+ * which moves nothing, and one completion for both. The copy's cost
+ * (12-20 ns on vm-2c) is then paid while the flag travels instead of
+ * before it leaves. */
 static int put_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint8_t *sendbuf, uint8_t *flagbuf)
 {
     acp_handle_t h;
