@@ -25,10 +25,15 @@ var errStopped = errors.New("the communication library stopped (acp_finalize or 
 
 // Lib is one process's channel library.
 type Lib struct {
-	seg *segbuf.Lib
-	e   *core.Engine
-	sum checksummer
+	seg    *segbuf.Lib
+	e      *core.Engine
+	sum    checksummer
+	helped atomic.Uint64 // pieces of shared rendezvous copies we copied as the sender
 }
+
+// Helped is how many pieces of rendezvous messages this process copied
+// into their receivers' buffers as the sender (shared copies).
+func (l *Lib) Helped() uint64 { return l.helped.Load() }
 
 // New starts the channel library on a communication-library base.
 func New(seg *segbuf.Lib) *Lib {
@@ -54,6 +59,7 @@ type Request struct {
 	off     uint64  // sender: bytes written into slots
 	seq     uint64  // sender, rendezvous: sequence number of its slot
 	key     core.GA // sender, rendezvous: registration of buf
+	help    bool    // sender, rendezvous: announced with kindHelp
 
 	done   atomic.Bool
 	n      uint64
@@ -86,6 +92,11 @@ func (r *Request) Wait() (uint64, error) {
 // Step implements segbuf.Waiter: progress on the request's channel. While
 // the request's message is being copied from the sender, it waits for
 // that copy the basic layer's way, which wakes up as soon as it completes.
+//
+// A waiting sender copies a piece of the rendezvous message the receiver
+// is taking, if it opened it for a shared copy: the thread would only spin
+// otherwise. The background progress never does, so that no CPU the
+// application did not offer is taken.
 func (r *Request) Step() bool {
 	c := r.c
 	c.lock()
@@ -94,12 +105,79 @@ func (r *Request) Step() bool {
 	if g := c.get; g != nil && g.r == r {
 		h = g.h
 	}
+	p, help := c.claimPiece()
 	c.unlock()
 	if h != core.HandleNull {
 		c.l.e.Complete(h)
 		changed = true
 	}
+	if help {
+		c.copyPiece(p)
+		changed = true
+	}
 	return changed
+}
+
+// piece is a part of a shared rendezvous copy that the sender claimed.
+type piece struct {
+	dst, src core.GA
+	n        uint64
+	done     *uint64 // the slot's done count, in the receiver's ring
+}
+
+// claimPiece claims the next piece of a rendezvous message of ours that
+// the receiver opened for a shared copy. Called with the channel locked:
+// a slot not yet released cannot be written again meanwhile (only we
+// write slots), and after the claim it stays unreleased until our piece's
+// bytes are added to its done count.
+func (c *Channel) claimPiece() (p piece, ok bool) {
+	if c.role != segbuf.Source || c.direct == nil || len(c.rdv) == 0 || c.err != nil {
+		return piece{}, false
+	}
+	released := c.p.Count()
+	for _, r := range c.rdv {
+		if !r.help || released >= r.seq {
+			continue
+		}
+		slot := unsafe.Pointer(&slotAt(c.direct, r.seq-1)[0])
+		if atomic.LoadUint64(rvWord(slot, rvOpen)) != r.seq {
+			return piece{}, false // not taken yet; nor are the ones after it
+		}
+		n, size := atomic.LoadUint64(rvWord(slot, rvLen)), atomic.LoadUint64(rvWord(slot, rvPiece))
+		claim := rvWord(slot, rvClaim)
+		if size == 0 || n > r.size || atomic.LoadUint64(claim)*size >= n {
+			continue // every piece taken (or an area we do not understand)
+		}
+		i := atomic.AddUint64(claim, 1) - 1
+		if i*size >= n {
+			continue
+		}
+		off := i * size
+		return piece{
+			dst:  core.GA(atomic.LoadUint64(rvWord(slot, rvKey))) + core.GA(off),
+			src:  r.key + core.GA(off),
+			n:    min(size, n-off),
+			done: rvWord(slot, rvDone),
+		}, true
+	}
+	return piece{}, false
+}
+
+// copyPiece copies a claimed piece into the receiver's buffer and counts
+// it done. Should the copy fail, the count is left alone (the receiver's
+// buffer or ring may be gone: that is what makes a put there fail) and
+// the channel fails here.
+func (c *Channel) copyPiece(p piece) {
+	h, err := c.l.e.Copy(p.dst, p.src, p.n, core.HandleNull)
+	if err == nil {
+		c.l.e.Complete(h)
+		atomic.AddUint64(p.done, p.n)
+		c.l.helped.Add(1)
+		return
+	}
+	c.lock()
+	c.fail(fmt.Errorf("%s: cannot copy %d bytes of a message into rank %d: %v", c.name(), p.n, c.receiver, err))
+	c.unlock()
 }
 
 // Channel is this process's end of a channel (acp_ch_t).
@@ -157,6 +235,15 @@ type getState struct {
 	chunk  uint64  // bounce: bytes of the copy in flight
 	h      core.Handle
 	bounce bool
+
+	// A copy shared with the sender (openShared): the slot whose payload
+	// area holds the claim and done counts, the piece size and count, and
+	// whether every piece is claimed. chunk is then the bytes of our piece
+	// in flight.
+	shared  unsafe.Pointer
+	piece   uint64
+	pieces  uint64
+	claimed bool
 }
 
 // Create makes this process's end of the channel from sender to receiver.

@@ -29,7 +29,13 @@ type world struct {
 
 func newWorld(t *testing.T, n int, settings ...string) *world {
 	t.Helper()
-	w := &world{World: coretest.NewWorld(t, n, "memnet", append([]string{"size-smem-cl=1024"}, settings...)...)}
+	return newWorldOn(t, "memnet", n, settings...)
+}
+
+// newWorldOn is newWorld over the named transport.
+func newWorldOn(t *testing.T, transport string, n int, settings ...string) *world {
+	t.Helper()
+	w := &world{World: coretest.NewWorld(t, n, transport, append([]string{"size-smem-cl=1024"}, settings...)...)}
 	w.seg = make([]*segbuf.Lib, n)
 	w.ch = make([]*ch.Lib, n)
 	w.Run(func(r int, e *core.Engine) error {

@@ -2,6 +2,7 @@ package ch
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -78,6 +79,10 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 // take consumes the landed slot s at c.head. took is false when the slot
 // waits for a receive to be posted.
 func (c *Channel) take(s []byte, h header) (took bool, err error) {
+	help := h.kind == slotRendezvous|kindHelp
+	if help {
+		h.kind = slotRendezvous
+	}
 	switch h.kind {
 	case slotFirst, slotNext:
 		if h.kind == slotFirst {
@@ -143,6 +148,10 @@ func (c *Channel) take(s []byte, h header) (took bool, err error) {
 		c.get = &getState{r: r, n: n, src: core.GA(h.aux)}
 		if key, err := c.l.e.Register(r.buf, n, 0); err == nil {
 			c.get.key = key
+			if help && n >= sharedMin {
+				c.openShared(unsafe.Pointer(&s[0]))
+				return true, nil
+			}
 			c.get.h, err = c.l.e.Copy(key, c.get.src, n, core.HandleNull)
 			if err != nil {
 				return false, fmt.Errorf("cannot copy a %d-byte message from rank %d: %v", n, c.sender, err)
@@ -174,11 +183,71 @@ func (c *Channel) bounceNext() error {
 	return nil
 }
 
+// openShared opens the rendezvous message in slot (at c.head) for a
+// shared copy: the sender, which waits for it, copies pieces too.
+func (c *Channel) openShared(slot unsafe.Pointer) {
+	g := c.get
+	g.shared, g.piece = slot, pieceFor(g.n)
+	g.pieces = (g.n + g.piece - 1) / g.piece
+	atomic.StoreUint64(rvWord(slot, rvKey), uint64(g.key))
+	atomic.StoreUint64(rvWord(slot, rvLen), g.n)
+	atomic.StoreUint64(rvWord(slot, rvPiece), g.piece)
+	atomic.StoreUint64(rvWord(slot, rvClaim), 0)
+	atomic.StoreUint64(rvWord(slot, rvDone), 0)
+	atomic.StoreUint64(rvWord(slot, rvOpen), c.head+1) // last: the sender may start
+}
+
+// progressShared copies pieces of a shared rendezvous copy until none is
+// left to claim, and reports whether every piece landed, ours and the
+// sender's.
+func (c *Channel) progressShared() (ok, changed bool) {
+	g := c.get
+	for {
+		if g.h != core.HandleNull {
+			if c.l.e.Inquire(g.h) {
+				return false, changed
+			}
+			g.h = core.HandleNull
+			atomic.AddUint64(rvWord(g.shared, rvDone), g.chunk)
+			changed = true
+		}
+		if g.claimed {
+			break
+		}
+		i := atomic.AddUint64(rvWord(g.shared, rvClaim), 1) - 1
+		if i >= g.pieces {
+			g.claimed = true
+			break
+		}
+		off := i * g.piece
+		g.chunk = min(g.piece, g.n-off)
+		h, err := c.l.e.Copy(g.key+core.GA(off), g.src+core.GA(off), g.chunk, core.HandleNull)
+		if err != nil {
+			c.fail(fmt.Errorf("%s: cannot copy bytes %d..%d of a %d-byte message from rank %d: %v", c.name(), off, off+g.chunk, g.n, c.sender, err))
+			return false, true
+		}
+		g.h = h
+		changed = true
+	}
+	// The sender adds its pieces' bytes once they landed.
+	done := atomic.LoadUint64(rvWord(g.shared, rvDone))
+	if done > g.n {
+		c.fail(fmt.Errorf("%s: %d bytes of a %d-byte message reported copied (the sender's count is wrong)", c.name(), done, g.n))
+		return false, true
+	}
+	return done == g.n, changed
+}
+
 // progressGet finishes a rendezvous copy when it completed. ok: the
 // message is done and the ring may be read on.
 func (c *Channel) progressGet() (ok, changed bool) {
 	g := c.get
-	if c.l.e.Inquire(g.h) {
+	if g.shared != nil {
+		done, ch := c.progressShared()
+		if !done {
+			return false, ch
+		}
+	} else if c.l.e.Inquire(g.h) {
 		return false, false
 	}
 	if g.bounce {

@@ -2,6 +2,7 @@ package ch
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
@@ -140,7 +141,17 @@ func (c *Channel) pushSend(r *Request) (finished, changed bool) {
 		if !c.slotFree() {
 			return false, false
 		}
-		if err := c.writeSlot(header{kind: slotRendezvous, total: r.size, aux: uint64(r.key)}, nil); err != nil {
+		h := header{kind: slotRendezvous, total: r.size, aux: uint64(r.key)}
+		if c.direct != nil {
+			// We write the slot in place and will see the receiver open
+			// it for a shared copy. Whatever the area held (another
+			// message's bytes) must not pass for that: clear the open
+			// word before the slot's number is stored.
+			h.kind |= kindHelp
+			atomic.StoreUint64(rvWord(unsafe.Pointer(&slotAt(c.direct, c.tail)[0]), rvOpen), 0)
+			r.help = true
+		}
+		if err := c.writeSlot(h, nil); err != nil {
 			c.fail(fmt.Errorf("%s: cannot write to rank %d: %v", c.name(), c.receiver, err))
 			return false, true
 		}

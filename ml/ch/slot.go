@@ -45,6 +45,42 @@ const (
 	slotRendezvous = 3 // a message the receiver copies from the sender's buffer
 )
 
+// kindHelp in a rendezvous slot's kind: the sender maps the receiver's ring
+// (it writes it in place) and will copy pieces of the message itself while
+// it waits. Two CPUs then copy one message: on one node that is about
+// twice the rate of one (each copy is a process_vm_readv/writev, bound by
+// one CPU's copying, not by the memory's bandwidth).
+const kindHelp = 0x200
+
+// The shared copy of a rendezvous message: the receiver opens it in the
+// rendezvous slot's payload area, which the announcement leaves unused,
+// and both sides then claim pieces of pieceSize bytes with an atomic add
+// on the claim count, copy them (the receiver gets, the sender puts) and
+// add the bytes copied to the done count. The receiver finishes the
+// message when done reaches the length; the sender's buffer is released
+// with the slot, as before. The open word holds the slot's sequence
+// number, written last: old bytes in the area (an earlier message's) can
+// never pass for it.
+const (
+	rvOpen  = headerSize + 0  // uint64: the slot's sequence number once open
+	rvKey   = headerSize + 8  // uint64: GA of the receive buffer's registration
+	rvLen   = headerSize + 16 // uint64: bytes to copy (the receive may be shorter than the message)
+	rvPiece = headerSize + 24 // uint64: bytes per piece
+	rvClaim = headerSize + 32 // uint64: pieces claimed
+	rvDone  = headerSize + 40 // uint64: bytes copied
+)
+
+// pieceFor is the piece size of a shared copy of n bytes: a quarter of it,
+// between 64 KiB (a piece costs a claim and a system call) and 256 KiB
+// (the last piece decides when the two sides finish).
+func pieceFor(n uint64) uint64 { return min(max(n/4, 64<<10), 256<<10) }
+
+// sharedMin is the smallest message copied by both sides: two pieces.
+const sharedMin = 2 * (64 << 10)
+
+// rvWord is a word of a slot's shared-copy area.
+func rvWord(slot unsafe.Pointer, off uintptr) *uint64 { return (*uint64)(unsafe.Add(slot, off)) }
+
 var le = binary.LittleEndian
 
 // header is a decoded slot header.
