@@ -40,6 +40,9 @@
  * flag put, and a 1-byte answer. The first and last bytes of every
  * message of every window are checked as they arrive, every byte of the
  * last window after the timing. Mbytes/sec = W * N / time of a window.
+ * On one node the library copies a channel's messages from 128 KiB with
+ * both processes (the sender while it waits in acp_waitall_ch), a put
+ * with the one that issues it.
  *
  * get: rank 0 copies N bytes from rank 1's starter memory into its own and
  * completes (a get: a full round trip), rank 1 waits in acp_sync meanwhile;
