@@ -144,12 +144,17 @@ func (c *Channel) claimPiece() (p piece, ok bool) {
 			return piece{}, false // not taken yet; nor are the ones after it
 		}
 		n, size := atomic.LoadUint64(rvWord(slot, rvLen)), atomic.LoadUint64(rvWord(slot, rvPiece))
-		claim := rvWord(slot, rvClaim)
-		if size == 0 || n > r.size || atomic.LoadUint64(claim)*size >= n {
-			continue // every piece taken (or an area we do not understand)
+		if size == 0 || n > r.size {
+			continue // an area we do not understand: the receiver copies alone
+		}
+		// Counted in pieces, never multiplied: a receiver that gives up
+		// sets the claim count far beyond them (closeShared).
+		pieces, claim := (n+size-1)/size, rvWord(slot, rvClaim)
+		if atomic.LoadUint64(claim) >= pieces {
+			continue
 		}
 		i := atomic.AddUint64(claim, 1) - 1
-		if i*size >= n {
+		if i >= pieces {
 			continue
 		}
 		off := i * size
@@ -440,6 +445,9 @@ func (c *Channel) fail(err error) {
 		r.complete(0, err)
 	}
 	if c.get != nil && c.get.key != 0 {
+		if c.get.shared != nil {
+			c.closeShared()
+		}
 		_ = c.l.e.Unregister(c.get.key)
 	}
 	if c.free != nil {

@@ -238,6 +238,35 @@ func (c *Channel) progressShared() (ok, changed bool) {
 	return done == g.n, changed
 }
 
+// closeShared ends a shared copy that the receiver gives up (the channel
+// fails): the sender may claim no further piece, and the pieces it
+// claimed land before the receive buffer's registration goes (its segment
+// number may be reused at once, and a late piece would land there). The
+// wait is bounded by closeWait: a sender that died claims nothing more.
+func (c *Channel) closeShared() {
+	g := c.get
+	atomic.StoreUint64(rvWord(g.shared, rvOpen), 0)
+	claimed := atomic.SwapUint64(rvWord(g.shared, rvClaim), 1<<62)
+	if g.h != core.HandleNull {
+		c.l.e.Complete(g.h)
+		g.h = core.HandleNull
+		atomic.AddUint64(rvWord(g.shared, rvDone), g.chunk)
+	}
+	want := min(claimed, g.pieces) * g.piece
+	deadline := time.Now().Add(closeWait)
+	for i := 0; atomic.LoadUint64(rvWord(g.shared, rvDone)) < min(want, g.n); i++ {
+		if time.Now().After(deadline) {
+			c.l.e.Logf(1, "communication library: %s: the sender did not finish its part of a %d-byte message within %v", c.name(), g.n, closeWait)
+			return
+		}
+		core.SpinWait(i)
+	}
+}
+
+// closeWait bounds how long a failing receiver waits for the pieces the
+// sender claimed (each takes well under a millisecond).
+const closeWait = time.Second
+
 // progressGet finishes a rendezvous copy when it completed. ok: the
 // message is done and the ring may be read on.
 func (c *Channel) progressGet() (ok, changed bool) {
