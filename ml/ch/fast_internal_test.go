@@ -26,15 +26,11 @@ func TestFastTableFilledAndAdopted(t *testing.T) {
 	sizes := []int{100, 10000, 20000, 7}
 	msg := func(i int) []byte { return bytes.Repeat([]byte{byte(i + 1)}, sizes[i]) }
 	w.Run(func(r int, e *core.Engine) error {
-		s, err := segbuf.Start(e)
+		c, stop, err := channel01(e)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = s.Stop() }()
-		c, err := New(s).Create(0, 1)
-		if err != nil {
-			return err
-		}
+		defer stop()
 		if r == 0 {
 			for i := range sizes {
 				b, err := unix.Mmap(-1, 0, sizes[i], unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
@@ -104,4 +100,19 @@ func TestFastTableFilledAndAdopted(t *testing.T) {
 		return nil
 	})
 	w.Close()
+}
+
+// channel01 starts the communication library on e and makes its end of a
+// channel from rank 0 to rank 1; stop stops the library.
+func channel01(e *core.Engine) (c *Channel, stop func(), err error) {
+	s, err := segbuf.Start(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop = func() { _ = s.Stop() }
+	if c, err = New(s).Create(0, 1); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return c, stop, nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
-	"github.com/libacp/libacp/ml/segbuf"
 	_ "github.com/libacp/libacp/shm"
 )
 
@@ -26,15 +25,11 @@ func TestFailingReceiverWaitsForClaimedPiece(t *testing.T) {
 	claimed := make(chan struct{})
 	var copyStart atomic.Int64 // when the sender started to copy its piece
 	w.Run(func(r int, e *core.Engine) error {
-		s, err := segbuf.Start(e)
+		c, stop, err := channel01(e)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = s.Stop() }()
-		c, err := New(s).Create(0, 1)
-		if err != nil {
-			return err
-		}
+		defer stop()
 		b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
 			return err
