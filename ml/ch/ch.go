@@ -59,7 +59,6 @@ type Request struct {
 	off     uint64  // sender: bytes written into slots
 	seq     uint64  // sender, rendezvous: sequence number of its slot
 	key     core.GA // sender, rendezvous: registration of buf
-	help    bool    // sender, rendezvous: announced with kindHelp
 
 	done   atomic.Bool
 	n      uint64
@@ -122,48 +121,30 @@ func (r *Request) Step() bool {
 type piece struct {
 	dst, src core.GA
 	n        uint64
-	done     *uint64 // the slot's done count, in the receiver's ring
+	area     sharedCopy // in the receiver's ring
 }
 
 // claimPiece claims the next piece of a rendezvous message of ours that
 // the receiver opened for a shared copy. Called with the channel locked:
 // a slot not yet released cannot be written again meanwhile (only we
-// write slots), and after the claim it stays unreleased until our piece's
-// bytes are added to its done count.
+// write slots), and after the claim it stays unreleased until our piece
+// is settled. The registrations bound both ends of the copy.
 func (c *Channel) claimPiece() (p piece, ok bool) {
 	if c.role != segbuf.Source || c.direct == nil || len(c.rdv) == 0 || c.err != nil {
 		return piece{}, false
 	}
 	released := c.p.Count()
 	for _, r := range c.rdv {
-		if !r.help || released >= r.seq {
+		if released >= r.seq {
 			continue
 		}
-		slot := unsafe.Pointer(&slotAt(c.direct, r.seq-1)[0])
-		if atomic.LoadUint64(rvWord(slot, rvOpen)) != r.seq {
+		a := sharedAt(c.direct, r.seq-1)
+		if !a.opened(r.seq) {
 			return piece{}, false // not taken yet; nor are the ones after it
 		}
-		n, size := atomic.LoadUint64(rvWord(slot, rvLen)), atomic.LoadUint64(rvWord(slot, rvPiece))
-		if size == 0 || n > r.size {
-			continue // an area we do not understand: the receiver copies alone
+		if off, n, ok := a.claim(); ok {
+			return piece{dst: a.key() + core.GA(off), src: r.key + core.GA(off), n: n, area: a}, true
 		}
-		// Counted in pieces, never multiplied: a receiver that gives up
-		// sets the claim count far beyond them (closeShared).
-		pieces, claim := (n+size-1)/size, rvWord(slot, rvClaim)
-		if atomic.LoadUint64(claim) >= pieces {
-			continue
-		}
-		i := atomic.AddUint64(claim, 1) - 1
-		if i >= pieces {
-			continue
-		}
-		off := i * size
-		return piece{
-			dst:  core.GA(atomic.LoadUint64(rvWord(slot, rvKey))) + core.GA(off),
-			src:  r.key + core.GA(off),
-			n:    min(size, n-off),
-			done: rvWord(slot, rvDone),
-		}, true
 	}
 	return piece{}, false
 }
@@ -176,7 +157,7 @@ func (c *Channel) copyPiece(p piece) {
 	h, err := c.l.e.Copy(p.dst, p.src, p.n, core.HandleNull)
 	if err == nil {
 		c.l.e.Complete(h)
-		atomic.AddUint64(p.done, p.n)
+		p.area.settle(p.n)
 		c.l.helped.Add(1)
 		return
 	}
@@ -241,13 +222,9 @@ type getState struct {
 	h      core.Handle
 	bounce bool
 
-	// A copy shared with the sender (openShared): the slot whose payload
-	// area holds the claim and done counts, the piece size and count, and
-	// whether every piece is claimed. chunk is then the bytes of our piece
-	// in flight.
-	shared  unsafe.Pointer
-	piece   uint64
-	pieces  uint64
+	// A copy shared with the sender (shared.slot set): whether every
+	// piece is claimed; chunk is then the bytes of our piece in flight.
+	shared  sharedCopy
 	claimed bool
 }
 
@@ -445,7 +422,7 @@ func (c *Channel) fail(err error) {
 		r.complete(0, err)
 	}
 	if c.get != nil && c.get.key != 0 {
-		if c.get.shared != nil {
+		if c.get.shared.slot != nil {
 			c.closeShared()
 		}
 		_ = c.l.e.Unregister(c.get.key)

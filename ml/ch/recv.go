@@ -2,7 +2,6 @@ package ch
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -79,10 +78,6 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 // take consumes the landed slot s at c.head. took is false when the slot
 // waits for a receive to be posted.
 func (c *Channel) take(s []byte, h header) (took bool, err error) {
-	help := h.kind == slotRendezvous|kindHelp
-	if help {
-		h.kind = slotRendezvous
-	}
 	switch h.kind {
 	case slotFirst, slotNext:
 		if h.kind == slotFirst {
@@ -148,8 +143,10 @@ func (c *Channel) take(s []byte, h header) (took bool, err error) {
 		c.get = &getState{r: r, n: n, src: core.GA(h.aux)}
 		if key, err := c.l.e.Register(r.buf, n, 0); err == nil {
 			c.get.key = key
-			if help && n >= sharedMin {
-				c.openShared(unsafe.Pointer(&s[0]))
+			if h.help && n >= sharedMin {
+				// The sender, which waits for it, copies pieces too.
+				c.get.shared = sharedCopy{unsafe.Pointer(&s[0])}
+				c.get.shared.open(c.head+1, key, n)
 				return true, nil
 			}
 			c.get.h, err = c.l.e.Copy(key, c.get.src, n, core.HandleNull)
@@ -183,54 +180,39 @@ func (c *Channel) bounceNext() error {
 	return nil
 }
 
-// openShared opens the rendezvous message in slot (at c.head) for a
-// shared copy: the sender, which waits for it, copies pieces too.
-func (c *Channel) openShared(slot unsafe.Pointer) {
-	g := c.get
-	g.shared, g.piece = slot, pieceFor(g.n)
-	g.pieces = (g.n + g.piece - 1) / g.piece
-	atomic.StoreUint64(rvWord(slot, rvKey), uint64(g.key))
-	atomic.StoreUint64(rvWord(slot, rvLen), g.n)
-	atomic.StoreUint64(rvWord(slot, rvPiece), g.piece)
-	atomic.StoreUint64(rvWord(slot, rvClaim), 0)
-	atomic.StoreUint64(rvWord(slot, rvDone), 0)
-	atomic.StoreUint64(rvWord(slot, rvOpen), c.head+1) // last: the sender may start
-}
-
 // progressShared copies pieces of a shared rendezvous copy until none is
 // left to claim, and reports whether every piece landed, ours and the
 // sender's.
 func (c *Channel) progressShared() (ok, changed bool) {
-	g := c.get
+	g, a := c.get, c.get.shared
 	for {
 		if g.h != core.HandleNull {
 			if c.l.e.Inquire(g.h) {
 				return false, changed
 			}
 			g.h = core.HandleNull
-			atomic.AddUint64(rvWord(g.shared, rvDone), g.chunk)
+			a.settle(g.chunk)
 			changed = true
 		}
 		if g.claimed {
 			break
 		}
-		i := atomic.AddUint64(rvWord(g.shared, rvClaim), 1) - 1
-		if i >= g.pieces {
+		off, n, ok := a.claim()
+		if !ok {
 			g.claimed = true
 			break
 		}
-		off := i * g.piece
-		g.chunk = min(g.piece, g.n-off)
-		h, err := c.l.e.Copy(g.key+core.GA(off), g.src+core.GA(off), g.chunk, core.HandleNull)
+		h, err := c.l.e.Copy(g.key+core.GA(off), g.src+core.GA(off), n, core.HandleNull)
 		if err != nil {
-			c.fail(fmt.Errorf("%s: cannot copy bytes %d..%d of a %d-byte message from rank %d: %v", c.name(), off, off+g.chunk, g.n, c.sender, err))
+			a.settle(n) // given up: close waits for no copy of it
+			c.fail(fmt.Errorf("%s: cannot copy bytes %d..%d of a %d-byte message from rank %d: %v", c.name(), off, off+n, g.n, c.sender, err))
 			return false, true
 		}
-		g.h = h
+		g.h, g.chunk = h, n
 		changed = true
 	}
-	// The sender adds its pieces' bytes once they landed.
-	done := atomic.LoadUint64(rvWord(g.shared, rvDone))
+	// The sender settles its pieces once they landed.
+	done := a.done()
 	if done > g.n {
 		c.fail(fmt.Errorf("%s: %d bytes of a %d-byte message reported copied (the sender's count is wrong)", c.name(), done, g.n))
 		return false, true
@@ -244,17 +226,15 @@ func (c *Channel) progressShared() (ok, changed bool) {
 // number may be reused at once, and a late piece would land there). The
 // wait is bounded by closeWait: a sender that died claims nothing more.
 func (c *Channel) closeShared() {
-	g := c.get
-	atomic.StoreUint64(rvWord(g.shared, rvOpen), 0)
-	claimed := atomic.SwapUint64(rvWord(g.shared, rvClaim), 1<<62)
+	g, a := c.get, c.get.shared
+	claimed := a.close()
 	if g.h != core.HandleNull {
 		c.l.e.Complete(g.h)
 		g.h = core.HandleNull
-		atomic.AddUint64(rvWord(g.shared, rvDone), g.chunk)
+		a.settle(g.chunk)
 	}
-	want := min(claimed, g.pieces) * g.piece
 	deadline := time.Now().Add(closeWait)
-	for i := 0; atomic.LoadUint64(rvWord(g.shared, rvDone)) < min(want, g.n); i++ {
+	for i := 0; a.done() < claimed; i++ {
 		if time.Now().After(deadline) {
 			c.l.e.Logf(1, "communication library: %s: the sender did not finish its part of a %d-byte message within %v", c.name(), g.n, closeWait)
 			return
@@ -271,7 +251,7 @@ const closeWait = time.Second
 // message is done and the ring may be read on.
 func (c *Channel) progressGet() (ok, changed bool) {
 	g := c.get
-	if g.shared != nil {
+	if g.shared.slot != nil {
 		done, ch := c.progressShared()
 		if !done {
 			return false, ch

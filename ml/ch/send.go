@@ -2,7 +2,6 @@ package ch
 
 import (
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
@@ -144,12 +143,10 @@ func (c *Channel) pushSend(r *Request) (finished, changed bool) {
 		h := header{kind: slotRendezvous, total: r.size, aux: uint64(r.key)}
 		if c.direct != nil {
 			// We write the slot in place and will see the receiver open
-			// it for a shared copy. Whatever the area held (another
-			// message's bytes) must not pass for that: clear the open
-			// word before the slot's number is stored.
-			h.kind |= kindHelp
-			atomic.StoreUint64(rvWord(unsafe.Pointer(&slotAt(c.direct, c.tail)[0]), rvOpen), 0)
-			r.help = true
+			// it for a shared copy; whatever the area held must not pass
+			// for that (cleared before the slot's number is stored).
+			h.help = true
+			sharedAt(c.direct, c.tail).clear()
 		}
 		if err := c.writeSlot(h, nil); err != nil {
 			c.fail(fmt.Errorf("%s: cannot write to rank %d: %v", c.name(), c.receiver, err))

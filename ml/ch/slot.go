@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/libacp/libacp/core"
 )
 
 // The receiver's ring: slotCount slots of slotSize bytes. The sender writes
@@ -54,13 +56,13 @@ const kindHelp = 0x200
 
 // The shared copy of a rendezvous message: the receiver opens it in the
 // rendezvous slot's payload area, which the announcement leaves unused,
-// and both sides then claim pieces of pieceSize bytes with an atomic add
-// on the claim count, copy them (the receiver gets, the sender puts) and
-// add the bytes copied to the done count. The receiver finishes the
-// message when done reaches the length; the sender's buffer is released
-// with the slot, as before. The open word holds the slot's sequence
-// number, written last: old bytes in the area (an earlier message's) can
-// never pass for it.
+// and both sides then claim pieces with an atomic add on the claim count,
+// copy them (the receiver gets, the sender puts) and add the bytes copied
+// to the done count. The receiver finishes the message when done reaches
+// the length; the sender's buffer is released with the slot, as before.
+// The open word holds the slot's sequence number, written last: the
+// sender clears it before it announces the message, so old bytes in the
+// area (an earlier message's) can never pass for it.
 const (
 	rvOpen  = headerSize + 0  // uint64: the slot's sequence number once open
 	rvKey   = headerSize + 8  // uint64: GA of the receive buffer's registration
@@ -70,22 +72,90 @@ const (
 	rvDone  = headerSize + 40 // uint64: bytes copied
 )
 
-// pieceFor is the piece size of a shared copy of n bytes: a quarter of it,
-// between 64 KiB (a piece costs a claim and a system call) and 256 KiB
-// (the last piece decides when the two sides finish).
-func pieceFor(n uint64) uint64 { return min(max(n/4, 64<<10), 256<<10) }
+// Piece sizes: at least pieceMin (a piece costs a claim and a system
+// call), at most pieceMax (the last piece decides when the two sides
+// finish); a message is shared from two pieces on.
+const (
+	pieceMin  = 64 << 10
+	pieceMax  = 256 << 10
+	sharedMin = 2 * pieceMin
+)
 
-// sharedMin is the smallest message copied by both sides: two pieces.
-const sharedMin = 2 * (64 << 10)
+// pieceFor is the piece size of a shared copy of n bytes: a quarter of it
+// within [pieceMin, pieceMax].
+func pieceFor(n uint64) uint64 { return min(max(n/4, pieceMin), pieceMax) }
 
-// rvWord is a word of a slot's shared-copy area.
-func rvWord(slot unsafe.Pointer, off uintptr) *uint64 { return (*uint64)(unsafe.Add(slot, off)) }
+// sharedCopy is the shared-copy area of a rendezvous slot, in the
+// receiver's ring (mapped at the sender).
+type sharedCopy struct{ slot unsafe.Pointer }
+
+func sharedAt(ring unsafe.Pointer, pos uint64) sharedCopy {
+	return sharedCopy{unsafe.Pointer(&slotAt(ring, pos)[0])}
+}
+
+func (a sharedCopy) word(off uintptr) *uint64 { return (*uint64)(unsafe.Add(a.slot, off)) }
+
+// clear is the sender's, before it announces the message in the slot.
+func (a sharedCopy) clear() { atomic.StoreUint64(a.word(rvOpen), 0) }
+
+// open is the receiver's: n bytes into the registration key, the slot's
+// sequence number last.
+func (a sharedCopy) open(seq uint64, key core.GA, n uint64) {
+	atomic.StoreUint64(a.word(rvKey), uint64(key))
+	atomic.StoreUint64(a.word(rvLen), n)
+	atomic.StoreUint64(a.word(rvPiece), pieceFor(n))
+	atomic.StoreUint64(a.word(rvClaim), 0)
+	atomic.StoreUint64(a.word(rvDone), 0)
+	atomic.StoreUint64(a.word(rvOpen), seq)
+}
+
+func (a sharedCopy) opened(seq uint64) bool { return atomic.LoadUint64(a.word(rvOpen)) == seq }
+
+func (a sharedCopy) key() core.GA { return core.GA(atomic.LoadUint64(a.word(rvKey))) }
+
+// claim takes the next piece: its offset and length, or ok false when
+// every piece is taken. Pieces are counted, never multiplied out: a
+// receiver that gives up sets the claim count far beyond them (close).
+func (a sharedCopy) claim() (off, n uint64, ok bool) {
+	total, size := atomic.LoadUint64(a.word(rvLen)), atomic.LoadUint64(a.word(rvPiece))
+	if size == 0 {
+		return 0, 0, false
+	}
+	pieces := (total + size - 1) / size
+	if atomic.LoadUint64(a.word(rvClaim)) >= pieces {
+		return 0, 0, false
+	}
+	i := atomic.AddUint64(a.word(rvClaim), 1) - 1
+	if i >= pieces {
+		return 0, 0, false
+	}
+	off = i * size
+	return off, min(size, total-off), true
+}
+
+// settle counts n bytes of a claimed piece as done: copied, or given up.
+func (a sharedCopy) settle(n uint64) { atomic.AddUint64(a.word(rvDone), n) }
+
+func (a sharedCopy) done() uint64 { return atomic.LoadUint64(a.word(rvDone)) }
+
+// close stops further claims and returns the bytes of the pieces claimed
+// before (which are settled, or will be).
+func (a sharedCopy) close() uint64 {
+	atomic.StoreUint64(a.word(rvOpen), 0)
+	claimed := atomic.SwapUint64(a.word(rvClaim), 1<<62)
+	size, total := atomic.LoadUint64(a.word(rvPiece)), atomic.LoadUint64(a.word(rvLen))
+	if size == 0 {
+		return 0
+	}
+	return min(min(claimed, (total+size-1)/size)*size, total)
+}
 
 var le = binary.LittleEndian
 
 // header is a decoded slot header.
 type header struct {
 	kind  uint32
+	help  bool   // rendezvous: kindHelp
 	n     uint64 // payload bytes
 	total uint64
 	aux   uint64
@@ -107,6 +177,14 @@ func (k checksummer) sum(head, payload []byte) uint64 {
 	return uint64(a)<<32 | uint64(b)
 }
 
+// kindWord is the slot's kind word: the kind and its flags.
+func (h header) kindWord() uint32 {
+	if h.help {
+		return h.kind | kindHelp
+	}
+	return h.kind
+}
+
 // slotAt views slot i of a ring (or of the sender's staging slots).
 func slotAt(base unsafe.Pointer, i uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(base, (i%slotCount)*slotSize)), slotSize)
@@ -115,7 +193,7 @@ func slotAt(base unsafe.Pointer, i uint64) []byte {
 // write fills a staging slot and returns the bytes to put.
 func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointer) uint64 {
 	le.PutUint64(s[hSeq:], seq)
-	le.PutUint32(s[hKind:], h.kind)
+	le.PutUint32(s[hKind:], h.kindWord())
 	le.PutUint32(s[hLen:], uint32(h.n))
 	le.PutUint64(s[hTotal:], h.total)
 	le.PutUint64(s[hAux:], h.aux)
@@ -133,7 +211,7 @@ func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
 	if h.n > 0 {
 		copy(s[headerSize:headerSize+h.n], unsafe.Slice((*byte)(payload), h.n))
 	}
-	le.PutUint32(s[hKind:], h.kind|kindOrdered)
+	le.PutUint32(s[hKind:], h.kindWord()|kindOrdered)
 	le.PutUint32(s[hLen:], uint32(h.n))
 	le.PutUint64(s[hTotal:], h.total)
 	le.PutUint64(s[hAux:], h.aux)
@@ -156,6 +234,7 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 	if h.n > slotPayload {
 		return header{}, false // a header that is still half old
 	}
+	h.help, h.kind = h.kind&kindHelp != 0, h.kind&^kindHelp
 	if h.kind&kindOrdered != 0 {
 		h.kind &^= kindOrdered
 		return h, true // written in order, the number last (writeOrdered)
