@@ -25,15 +25,20 @@ var errStopped = errors.New("the communication library stopped (acp_finalize or 
 
 // Lib is one process's channel library.
 type Lib struct {
-	seg    *segbuf.Lib
-	e      *core.Engine
-	sum    checksummer
-	helped atomic.Uint64 // pieces of shared rendezvous copies we copied as the sender
+	seg      *segbuf.Lib
+	e        *core.Engine
+	sum      checksummer
+	helped   atomic.Uint64 // pieces of shared rendezvous copies we copied as the sender
+	streamed atomic.Uint64 // messages above eagerMax we sent through the ring
 }
 
 // Helped is how many pieces of rendezvous messages this process copied
 // into their receivers' buffers as the sender (shared copies).
 func (l *Lib) Helped() uint64 { return l.helped.Load() }
+
+// Streamed is how many messages larger than the eager size this process
+// sent through the receiver's ring (same node) rather than by rendezvous.
+func (l *Lib) Streamed() uint64 { return l.streamed.Load() }
 
 // New starts the channel library on a communication-library base.
 func New(seg *segbuf.Lib) *Lib {

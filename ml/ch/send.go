@@ -120,13 +120,26 @@ func (c *Channel) writeSlot(h header, payload unsafe.Pointer) error {
 	return nil
 }
 
+// throughRing decides whether send r, the first of the queue, goes
+// through the ring: eager messages do; on one node (the ring mapped here)
+// so do messages up to streamMax that are alone, with no other send
+// queued or announced. Messages that queue up go by rendezvous: the
+// receiver copies one while we announce the next, and a single copy each
+// moves a window of them faster than two.
+func (c *Channel) throughRing(r *Request) bool {
+	if r.size <= eagerMax {
+		return true
+	}
+	return c.direct != nil && r.size <= streamMax && len(c.push) == 1 && len(c.rdv) == 0
+}
+
 // pushSend writes as much of send r as the ring allows. finished: all its
 // slots are written (an eager send is then complete; a rendezvous send
 // waits for the receiver).
 func (c *Channel) pushSend(r *Request) (finished, changed bool) {
 	if !r.started {
 		r.started = true
-		if r.size > eagerMax {
+		if !c.throughRing(r) {
 			key, err := c.l.e.Register(r.buf, r.size, 0)
 			if err == nil {
 				r.key = key
@@ -172,6 +185,9 @@ func (c *Channel) pushSend(r *Request) (finished, changed bool) {
 		changed = true
 		r.off += n
 		if r.off >= r.size {
+			if r.size > eagerMax {
+				c.l.streamed.Add(1)
+			}
 			// The data is in our staging slots: buf may be reused.
 			r.complete(0, nil)
 			return true, true

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/ml/ch"
 	_ "github.com/libacp/libacp/shm" // a sender that maps the receiver's ring
 )
 
@@ -75,4 +76,127 @@ func TestSharedRendezvousCopy(t *testing.T) {
 	})
 	t.Logf("pieces the sender copied: %d", helped)
 	assert.NotZero(t, helped, "the sender never copied a piece itself")
+}
+
+// Over shared memory a sender streams a message up to the stream size
+// that is alone through the receiver's ring, slot after slot as the
+// receiver frees them: messages larger than the ring, receives posted late
+// (the sender stalls on a full ring) and early, and shorter than the
+// message. Larger messages go by rendezvous, and so do messages that queue
+// up behind others (all sent at once).
+func TestStreamedThroughRing(t *testing.T) {
+	const guard = 4096
+	type msg struct{ size, recv int }
+	msgs := []msg{
+		{16<<10 + 1, 16<<10 + 1}, // just above the eager size
+		{32256, 32256},           // the whole ring, eight slots
+		{32257, 32257},           // one byte into a ninth
+		{32 << 10, 32 << 10},     // the largest streamed message
+		{30000, 10000},           // truncated: the rest is skipped
+		{25000, 1},
+		{32<<10 + 1, 32<<10 + 1}, // a rendezvous
+		{20000, 20000},
+	}
+	streamed := uint64(0)
+	for _, m := range msgs {
+		if m.size > 16<<10 && m.size <= 32<<10 {
+			streamed++
+		}
+	}
+	w := newWorldOn(t, "shm", 2)
+	defer w.close()
+	var got uint64
+	w.Run(func(r int, e *core.Engine) error {
+		c, err := w.ch[r].Create(0, 1)
+		if err != nil {
+			return err
+		}
+		for round := range 2 {
+			late := round == 0
+			if r == 0 {
+				// One at a time first, every send at once then.
+				var qs []*ch.Request
+				for i, m := range msgs {
+					b := cmem(t, m.size)
+					fill(b, uint64(100*round+i))
+					q, err := c.Send(ptr(b), uint64(m.size))
+					if err != nil {
+						return fmt.Errorf("round %d, message %d (%d bytes): %v", round, i, m.size, err)
+					}
+					if late {
+						if _, err := q.Wait(); err != nil {
+							return fmt.Errorf("round %d, message %d: %v", round, i, err)
+						}
+						continue
+					}
+					qs = append(qs, q)
+				}
+				for i, q := range qs {
+					if _, err := q.Wait(); err != nil {
+						return fmt.Errorf("round %d, message %d: %v", round, i, err)
+					}
+				}
+				continue
+			}
+			if !late {
+				time.Sleep(5 * time.Millisecond) // every send is queued by then
+			}
+			bufs := make([][]byte, len(msgs))
+			qs := make([]*ch.Request, len(msgs))
+			for i, m := range msgs {
+				bufs[i] = cmem(t, m.recv+guard)
+				for k := range bufs[i] {
+					bufs[i][k] = 0xa5
+				}
+				if late {
+					time.Sleep(2 * time.Millisecond) // the sender fills the ring meanwhile
+				}
+				if qs[i], err = c.Recv(ptr(bufs[i]), uint64(m.recv)); err != nil {
+					return fmt.Errorf("round %d, message %d: %v", round, i, err)
+				}
+				if late {
+					if err := checkStreamed(qs[i], bufs[i], m.size, m.recv, uint64(100*round+i)); err != nil {
+						return fmt.Errorf("round %d, message %d: %v", round, i, err)
+					}
+				}
+			}
+			if !late {
+				for i, m := range msgs {
+					if err := checkStreamed(qs[i], bufs[i], m.size, m.recv, uint64(100*round+i)); err != nil {
+						return fmt.Errorf("round %d, message %d: %v", round, i, err)
+					}
+				}
+			}
+		}
+		if r == 0 {
+			got = w.ch[0].Streamed()
+		}
+		return freeBoth(c)
+	})
+	// Sent one at a time, every one. Sent at once: the first, the second
+	// if the first fitted in the ring's free slots (it is then alone),
+	// none while others queue behind, and the last if the rendezvous
+	// before it finished by the time it is written.
+	assert.GreaterOrEqual(t, got, streamed+1, "messages streamed through the ring")
+	assert.LessOrEqual(t, got, streamed+3, "messages streamed while others queued")
+}
+
+// checkStreamed waits for a receive of recv bytes of a size-byte message
+// and checks its bytes and the guard beyond it.
+func checkStreamed(q *ch.Request, b []byte, size, recv int, seed uint64) error {
+	n, err := q.Wait()
+	if err != nil {
+		return err
+	}
+	want := min(size, recv)
+	if n != uint64(want) {
+		return fmt.Errorf("received %d bytes, want %d", n, want)
+	}
+	if !bytes.Equal(b[:want], pattern(size, seed)[:want]) {
+		return fmt.Errorf("%d bytes into %d: content differs", size, recv)
+	}
+	if bytes.Count(b[want:], []byte{0xa5}) != len(b)-want {
+		return fmt.Errorf("%d bytes into %d: bytes written beyond the receive", size, recv)
+	}
+	return nil
 }

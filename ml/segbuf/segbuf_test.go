@@ -16,6 +16,7 @@ import (
 	"github.com/libacp/libacp/core/coretest"
 	_ "github.com/libacp/libacp/core/memnet"
 	"github.com/libacp/libacp/ml/segbuf"
+	_ "github.com/libacp/libacp/shm"
 )
 
 type world struct {
@@ -25,7 +26,12 @@ type world struct {
 
 func newWorld(t *testing.T, n int, settings ...string) *world {
 	t.Helper()
-	w := &world{World: coretest.NewWorld(t, n, "memnet", append([]string{"size-smem-cl=1024"}, settings...)...)}
+	return newWorldOn(t, "memnet", n, settings...)
+}
+
+func newWorldOn(t *testing.T, transport string, n int, settings ...string) *world {
+	t.Helper()
+	w := &world{World: coretest.NewWorld(t, n, transport, append([]string{"size-smem-cl=1024"}, settings...)...)}
 	w.libs = make([]*segbuf.Lib, n)
 	w.Run(func(r int, e *core.Engine) error {
 		l, err := segbuf.Start(e)
@@ -67,10 +73,15 @@ func waitFor(cond func() bool) error {
 }
 
 // The whole protocol: connect, fill the ring, release, wrap around several
-// times, check counters and data, disconnect, free.
+// times, check counters and data, disconnect, free. Over shared memory
+// each end publishes its counts with stores into the peer's record.
 func TestFullCycle(t *testing.T) {
+	t.Run("memnet", func(t *testing.T) { fullCycle(t, newWorld(t, 2, "memnet-shuffle=1")) })
+	t.Run("shm", func(t *testing.T) { fullCycle(t, newWorldOn(t, "shm", 2)) })
+}
+
+func fullCycle(t *testing.T, w *world) {
 	const segSize, segNum, rounds = 1000, 4, 11
-	w := newWorld(t, 2, "memnet-shuffle=1")
 	defer w.close()
 	w.Run(func(r int, e *core.Engine) error {
 		l := w.libs[r]
