@@ -19,7 +19,6 @@ import (
 // the smallest shared size and across many pieces, with receives as long
 // as the message and shorter.
 func TestSharedRendezvousCopy(t *testing.T) {
-	const guard = 4096
 	type msg struct{ size, recv int }
 	msgs := []msg{
 		{128<<10 - 1, 128<<10 - 1}, // one receiver's copy
@@ -47,26 +46,16 @@ func TestSharedRendezvousCopy(t *testing.T) {
 				}
 				continue
 			}
-			b := cmem(t, m.recv+guard)
-			for k := range b {
-				b[k] = 0xa5
-			}
+			b := guarded(t, m.recv)
 			// Post late: the sender waits for the receive by then, and so
 			// is there to share the copy.
 			time.Sleep(5 * time.Millisecond)
-			n, err := recv(c, b[:m.recv])
+			q, err := c.Recv(ptr(b), uint64(m.recv))
+			if err == nil {
+				err = checkReceived(q, b, m.size, m.recv, uint64(i))
+			}
 			if err != nil {
 				return fmt.Errorf("message %d (%d bytes): %v", i, m.size, err)
-			}
-			want := min(m.size, m.recv)
-			if n != uint64(want) {
-				return fmt.Errorf("message %d: received %d bytes, want %d", i, n, want)
-			}
-			if !bytes.Equal(b[:want], pattern(m.size, uint64(i))[:want]) {
-				return fmt.Errorf("message %d (%d bytes into %d): content differs", i, m.size, m.recv)
-			}
-			if bytes.Count(b[want:], []byte{0xa5}) != len(b)-want {
-				return fmt.Errorf("message %d (%d bytes into %d): bytes written beyond the receive", i, m.size, m.recv)
 			}
 		}
 		if r == 0 {
@@ -85,7 +74,6 @@ func TestSharedRendezvousCopy(t *testing.T) {
 // message. Larger messages go by rendezvous, and so do messages that queue
 // up behind others (all sent at once).
 func TestStreamedThroughRing(t *testing.T) {
-	const guard = 4096
 	type msg struct{ size, recv int }
 	msgs := []msg{
 		{16<<10 + 1, 16<<10 + 1}, // just above the eager size
@@ -144,10 +132,7 @@ func TestStreamedThroughRing(t *testing.T) {
 			bufs := make([][]byte, len(msgs))
 			qs := make([]*ch.Request, len(msgs))
 			for i, m := range msgs {
-				bufs[i] = cmem(t, m.recv+guard)
-				for k := range bufs[i] {
-					bufs[i][k] = 0xa5
-				}
+				bufs[i] = guarded(t, m.recv)
 				if late {
 					time.Sleep(2 * time.Millisecond) // the sender fills the ring meanwhile
 				}
@@ -155,14 +140,14 @@ func TestStreamedThroughRing(t *testing.T) {
 					return fmt.Errorf("round %d, message %d: %v", round, i, err)
 				}
 				if late {
-					if err := checkStreamed(qs[i], bufs[i], m.size, m.recv, uint64(100*round+i)); err != nil {
+					if err := checkReceived(qs[i], bufs[i], m.size, m.recv, uint64(100*round+i)); err != nil {
 						return fmt.Errorf("round %d, message %d: %v", round, i, err)
 					}
 				}
 			}
 			if !late {
 				for i, m := range msgs {
-					if err := checkStreamed(qs[i], bufs[i], m.size, m.recv, uint64(100*round+i)); err != nil {
+					if err := checkReceived(qs[i], bufs[i], m.size, m.recv, uint64(100*round+i)); err != nil {
 						return fmt.Errorf("round %d, message %d: %v", round, i, err)
 					}
 				}
@@ -181,9 +166,24 @@ func TestStreamedThroughRing(t *testing.T) {
 	assert.LessOrEqual(t, got, streamed+3, "messages streamed while others queued")
 }
 
-// checkStreamed waits for a receive of recv bytes of a size-byte message
+// guard bytes follow each receive buffer, set to guardByte.
+const (
+	guard     = 4096
+	guardByte = 0xa5
+)
+
+// guarded is a receive buffer of n bytes followed by the guard.
+func guarded(t *testing.T, n int) []byte {
+	b := cmem(t, n+guard)
+	for k := range b {
+		b[k] = guardByte
+	}
+	return b
+}
+
+// checkReceived waits for a receive of recv bytes of a size-byte message
 // and checks its bytes and the guard beyond it.
-func checkStreamed(q *ch.Request, b []byte, size, recv int, seed uint64) error {
+func checkReceived(q *ch.Request, b []byte, size, recv int, seed uint64) error {
 	n, err := q.Wait()
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func checkStreamed(q *ch.Request, b []byte, size, recv int, seed uint64) error {
 	if !bytes.Equal(b[:want], pattern(size, seed)[:want]) {
 		return fmt.Errorf("%d bytes into %d: content differs", size, recv)
 	}
-	if bytes.Count(b[want:], []byte{0xa5}) != len(b)-want {
+	if bytes.Count(b[want:], []byte{guardByte}) != len(b)-want {
 		return fmt.Errorf("%d bytes into %d: bytes written beyond the receive", size, recv)
 	}
 	return nil
