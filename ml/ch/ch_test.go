@@ -160,6 +160,108 @@ func send(c *ch.Channel, b []byte) error {
 	return check(n == 0, "send returned %d", n)
 }
 
+// exchange creates a channel from rank 0 to rank 1, runs sender on rank
+// 0 and receiver on rank 1 over it, and frees it.
+func (w *world) exchange(sender, receiver func(c *ch.Channel) error) {
+	w.Run(func(r int, _ *core.Engine) error {
+		c, err := w.ch[r].Create(0, 1)
+		if err != nil {
+			return err
+		}
+		if r == 0 {
+			err = sender(c)
+		} else {
+			err = receiver(c)
+		}
+		if err != nil {
+			return err
+		}
+		return freeBoth(c)
+	})
+}
+
+// msg is a message of size bytes and the receive that takes it.
+type msg struct{ size, recv int }
+
+// sendAll sends each message (its pattern seeded seed+i): one at a time,
+// each waited for before the next, or all posted at once and then waited
+// for.
+func sendAll(t *testing.T, c *ch.Channel, msgs []msg, seed uint64, oneByOne bool) error {
+	var qs []*ch.Request
+	for i, m := range msgs {
+		b := cmem(t, m.size)
+		fill(b, seed+uint64(i))
+		q, err := c.Send(ptr(b), uint64(m.size))
+		if err == nil && oneByOne {
+			_, err = q.Wait()
+		}
+		if err != nil {
+			return fmt.Errorf("message %d (%d bytes): %v", i, m.size, err)
+		}
+		if !oneByOne {
+			qs = append(qs, q)
+		}
+	}
+	for i, q := range qs {
+		if _, err := q.Wait(); err != nil {
+			return fmt.Errorf("message %d: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// recvAll receives each message into a guarded buffer, gap after the
+// previous one completed, and checks it (checkReceived).
+func recvAll(t *testing.T, c *ch.Channel, msgs []msg, seed uint64, gap time.Duration) error {
+	for i, m := range msgs {
+		b := guarded(t, m.recv)
+		time.Sleep(gap)
+		q, err := c.Recv(ptr(b), uint64(m.recv))
+		if err == nil {
+			err = checkReceived(q, b, m.size, m.recv, seed+uint64(i))
+		}
+		if err != nil {
+			return fmt.Errorf("message %d (%d bytes into %d): %v", i, m.size, m.recv, err)
+		}
+	}
+	return nil
+}
+
+// guard bytes follow each receive buffer, set to guardByte.
+const (
+	guard     = 4096
+	guardByte = 0xa5
+)
+
+// guarded is a receive buffer of n bytes followed by the guard.
+func guarded(t *testing.T, n int) []byte {
+	b := cmem(t, n+guard)
+	for k := range b {
+		b[k] = guardByte
+	}
+	return b
+}
+
+// checkReceived waits for a receive of recv bytes of a size-byte message
+// and checks its bytes and the guard beyond it.
+func checkReceived(q *ch.Request, b []byte, size, recv int, seed uint64) error {
+	n, err := q.Wait()
+	if err != nil {
+		return err
+	}
+	want := min(size, recv)
+	if n != uint64(want) {
+		return fmt.Errorf("received %d bytes, want %d", n, want)
+	}
+	if !bytes.Equal(b[:want], pattern(size, seed)[:want]) {
+		return fmt.Errorf("content differs")
+	}
+	if bytes.Count(b[want:], []byte{guardByte}) != len(b)-want {
+		return fmt.Errorf("bytes written beyond the receive")
+	}
+	return nil
+}
+
 func recv(c *ch.Channel, b []byte) (uint64, error) {
 	q, err := c.Recv(ptr(b), uint64(len(b)))
 	if err != nil {
@@ -335,46 +437,10 @@ func rd64(b []byte) uint64 {
 func TestTruncation(t *testing.T) {
 	w := newWorld(t, 2)
 	defer w.close()
-	cases := []struct{ msg, buf int }{{100, 10}, {100, 0}, {10000, 5000}, {1 << 20, 1000}, {1 << 20, 0}, {50, 4096}, {100000, 200000}}
-	w.Run(func(r int, e *core.Engine) error {
-		c, err := w.ch[r].Create(0, 1)
-		if err != nil {
-			return err
-		}
-		for i, tc := range cases {
-			if r == 0 {
-				b := cmem(t, tc.msg)
-				fill(b, uint64(i))
-				if err := send(c, b); err != nil {
-					return err
-				}
-				continue
-			}
-			b := cmem(t, tc.buf+16)
-			for j := range b {
-				b[j] = 0xee
-			}
-			q, err := c.Recv(ptr(b), uint64(tc.buf))
-			if err != nil {
-				return err
-			}
-			got, err := q.Wait()
-			if err != nil {
-				return err
-			}
-			want := min(tc.msg, tc.buf)
-			if err := check(got == uint64(want), "case %d: received %d, want %d", i, got, want); err != nil {
-				return err
-			}
-			if err := check(bytes.Equal(b[:want], pattern(tc.msg, uint64(i))[:want]), "case %d: data differs", i); err != nil {
-				return err
-			}
-			if err := check(bytes.Count(b[want:], []byte{0xee}) == len(b)-want, "case %d: bytes after the message were written", i); err != nil {
-				return err
-			}
-		}
-		return freeBoth(c)
-	})
+	cases := []msg{{100, 10}, {100, 0}, {10000, 5000}, {1 << 20, 1000}, {1 << 20, 0}, {50, 4096}, {100000, 200000}}
+	w.exchange(
+		func(c *ch.Channel) error { return sendAll(t, c, cases, 0, true) },
+		func(c *ch.Channel) error { return recvAll(t, c, cases, 0, 0) })
 }
 
 // Channels between the same two ranks meet in creation order, also when
