@@ -141,7 +141,7 @@ func (c *Channel) storeFast() {
 		// mapped here: a plain store of {value, check}, which the sender
 		// reads as any publication (the largest value whose check holds).
 		c.pubKnown = true
-		atomic.StoreUint64(c.fw(fPubAt), uint64(uintptr(c.l.e.Direct(c.p.RemoteCountGA(), 16))))
+		atomic.StoreUint64(c.fw(fPubAt), uint64(uintptr(c.p.PeerCountRecord())))
 	}
 	ok := !broken && c.free == nil && len(c.recv) == 0 && !c.msgOn && c.get == nil && c.p.Connected()
 	atomic.StoreUint32(c.fw32(fRecvOK), b2u(ok))

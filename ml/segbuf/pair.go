@@ -106,9 +106,8 @@ type Pair struct {
 	pubH     [pubRecords]core.Handle // the latest publication from each record
 	pubLast  core.Handle             // our latest publication
 	// pubAt is the peer's count record mapped here (nil: publish by
-	// puts), decided at the first publication.
-	pubAt      unsafe.Pointer
-	pubAtKnown bool
+	// puts), decided when the pair connects.
+	pubAt unsafe.Pointer
 }
 
 // NewPair creates an endpoint of kind towards peer whose buffer (already
@@ -168,8 +167,17 @@ func (p *Pair) Count() uint64 {
 // (for a C fast path in this process that reads it as Count does).
 func (p *Pair) CountRecord() unsafe.Pointer { return unsafe.Pointer(p.ctl.word(ctlCount)) }
 
-// RemoteCountGA is where we publish our count in the peer (once connected).
-func (p *Pair) RemoteCountGA() core.GA { return p.remoteCtl + ctlCount }
+// PeerCountRecord is the peer's count record mapped here, or nil (once
+// connected): a C fast path in this process publishes into it as flush
+// does, with two stores.
+func (p *Pair) PeerCountRecord() unsafe.Pointer { return p.pubAt }
+
+// established marks the pair connected, once the peer's control block is
+// known.
+func (p *Pair) established() {
+	p.connected, p.step = true, stepDone
+	p.pubAt = p.l.e.Direct(p.remoteCtl+ctlCount, 16)
+}
 
 // Note records an operation on this pair, so that the disconnect notice is
 // ordered after it.
@@ -281,7 +289,7 @@ func (p *Pair) connect() (changed bool) {
 			return true
 		}
 		p.remoteCtl = core.GA(v)
-		p.connected, p.step = true, stepDone
+		p.established()
 		return true
 
 	case stepMatch:
@@ -325,7 +333,7 @@ func (p *Pair) connect() (changed bool) {
 		}
 		p.Note(h)
 		p.remoteCtl, p.remoteBuf = rec, core.GA(buf)
-		p.connected, p.step = true, stepDone
+		p.established()
 		return true
 	}
 	return false
@@ -357,10 +365,6 @@ func (p *Pair) Publish(v uint64, order core.Handle, wait bool) {
 func (p *Pair) flush() bool {
 	if !p.connected || p.pubVal == p.pubSent || p.err != nil {
 		return false
-	}
-	if !p.pubAtKnown {
-		p.pubAtKnown = true
-		p.pubAt = p.l.e.Direct(p.remoteCtl+ctlCount, 16)
 	}
 	if p.pubAt != nil && (p.pubLast == core.HandleNull || p.l.done(p.pubLast)) &&
 		(p.pubOrder == core.HandleNull || p.l.done(p.pubOrder)) {
