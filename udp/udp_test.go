@@ -147,7 +147,10 @@ func TestIdleProgressRetransmitsAtOnce(t *testing.T) {
 		h, err := e0.Copy(dst+64, src, 1, core.HandleNull)
 		require.NoError(t, err)
 		// Nobody waits in the library: only the progress goroutines run.
-		coretest.AwaitByte(t, theirs, 64, byte(i), 250*time.Millisecond) // a quarter of the idle sleep
+		// Woken, the goroutines land it within a few retransmission
+		// timeouts: 1-60 ms with three busy loops on 2 CPUs. Asleep, it
+		// would wait for the end of the idle sleep, about a second away.
+		coretest.AwaitByte(t, theirs, 64, byte(i), 600*time.Millisecond)
 		e0.Complete(h)
 	}
 }
