@@ -222,7 +222,7 @@ func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointe
 // receiver, which reads the number first, finds the rest complete.
 func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
 	if h.n > 0 {
-		copy(s[headerSize:headerSize+h.n], unsafe.Slice((*byte)(payload), h.n))
+		copyToRing(s[headerSize:headerSize+h.n], payload)
 	}
 	le.PutUint32(s[hKind:], h.kindWord()|kindOrdered)
 	le.PutUint32(s[hLen:], uint32(h.n))

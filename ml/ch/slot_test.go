@@ -102,3 +102,27 @@ func TestLandedMessageWaitsForEverySlot(t *testing.T) {
 	_, _, ready = c.landedMessage()
 	assert.Equal(t, -1, ready, "a rendezvous is Go's")
 }
+
+// The copy into a ring written in place moves exactly the payload, at any
+// alignment and on both sides of the size where it switches to `rep movsb`.
+func TestCopyToRing(t *testing.T) {
+	src := make([]byte, slotPayload+8)
+	for i := range src {
+		src[i] = byte(i*13 + 5)
+	}
+	for _, n := range []int{1, 7, 64, 511, 512, 513, 4000, slotPayload} {
+		for _, shift := range []int{0, 1, 3} {
+			ring := make([]byte, n+16)
+			for i := range ring {
+				ring[i] = 0xee
+			}
+			copyToRing(ring[8+shift:8+shift+n], unsafe.Pointer(&src[shift]))
+			assert.Equal(t, src[shift:shift+n], ring[8+shift:8+shift+n], "%d bytes, shifted by %d", n, shift)
+			for _, i := range []int{0, 7 + shift, 8 + shift + n, len(ring) - 1} {
+				if i < 8+shift || i >= 8+shift+n {
+					assert.Equal(t, byte(0xee), ring[i], "%d bytes, shifted by %d: byte %d outside the payload", n, shift, i)
+				}
+			}
+		}
+	}
+}
