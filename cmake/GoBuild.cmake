@@ -15,13 +15,13 @@ if("$ENV{HOME}" STREQUAL "" AND "$ENV{GOCACHE}" STREQUAL "" AND "$ENV{XDG_CACHE_
 endif()
 
 # acp_go_sources(<var> <dir>...) sets <var> to every file under the given
-# source directories that can change a Go build (.go .c .h .map, plus go.mod
+# source directories that can change a Go build (.go .c .h .s .map, plus go.mod
 # and go.sum). The glob is re-checked at build time, so adding a file (or a
 # whole package directory) re-runs the configuration.
 function(acp_go_sources var)
   set(patterns)
   foreach(dir IN LISTS ARGN)
-    foreach(ext go c h map)
+    foreach(ext go c h s map)
       list(APPEND patterns ${CMAKE_SOURCE_DIR}/${dir}/*.${ext})
     endforeach()
   endforeach()
