@@ -385,6 +385,13 @@ func (e *Engine) Inquire(h Handle) bool {
 	return q.done.Load() < target
 }
 
+// Progress polls the transports once, as a wait does between its checks,
+// and reports whether that found work. A thread that waits for memory a
+// peer writes (a channel's ring) calls it: over a transport whose data
+// lands only when someone receives it, the waiting thread then receives it
+// itself instead of waiting for the progress goroutine to be woken.
+func (e *Engine) Progress() bool { return e.poll() }
+
 // LastIssued is the most recent handle of this process.
 func (e *Engine) LastIssued() Handle { return Handle(e.q.issued.Load()) }
 

@@ -202,6 +202,12 @@ type Channel struct {
 	pubKnown    bool // receiver: fPubAt is decided
 
 	// receiver
+	// inPlace: a slot came written in place by the sender's stores (kind
+	// ordered), so later ones will too (a sender decides once). Only then
+	// does C take receives: it takes ordered slots only, and spins on the
+	// ring without polling the transports, which over udp must first
+	// receive what a sender puts.
+	inPlace   bool
 	recv      []*Request // posted receives, oldest first
 	free      *Request
 	head      uint64 // slots consumed

@@ -143,7 +143,7 @@ func (c *Channel) storeFast() {
 		c.pubKnown = true
 		atomic.StoreUint64(c.fw(fPubAt), uint64(uintptr(c.p.PeerCountRecord())))
 	}
-	ok := !broken && c.free == nil && len(c.recv) == 0 && !c.msgOn && c.get == nil && c.p.Connected()
+	ok := c.inPlace && !broken && c.free == nil && len(c.recv) == 0 && !c.msgOn && c.get == nil && c.p.Connected()
 	atomic.StoreUint32(c.fw32(fRecvOK), b2u(ok))
 }
 

@@ -116,3 +116,58 @@ func channel01(e *core.Engine) (c *Channel, stop func(), err error) {
 	}
 	return c, stop, nil
 }
+
+// C takes receives only on a ring the sender writes in place: it spins on
+// the ring without polling the transports, and over a transport whose
+// data a thread must first receive (udp) it would wait for the progress
+// goroutine. Rings written by puts (memnet here) keep their receives in
+// Go; a ring written in place (shm) hands them to C after its first slot.
+func TestCReceivesOnlyFromRingsWrittenInPlace(t *testing.T) {
+	for _, tr := range []struct {
+		transport string
+		inPlace   bool
+	}{{"memnet", false}, {"shm", true}} {
+		t.Run(tr.transport, func(t *testing.T) {
+			w := coretest.NewWorld(t, 2, tr.transport, "size-smem-cl=1024")
+			w.Run(func(r int, e *core.Engine) error {
+				c, stop, err := channel01(e)
+				if err != nil {
+					return err
+				}
+				defer stop()
+				buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+				if err != nil {
+					return err
+				}
+				defer func() { _ = unix.Munmap(buf) }()
+				if r == 1 {
+					c.SetFast(1, func(*Request) uint64 { return 1 }, nil)
+				}
+				for i := 0; i < 3; i++ {
+					var q *Request
+					if r == 0 {
+						q, err = c.Send(unsafe.Pointer(&buf[0]), 100)
+					} else {
+						q, err = c.Recv(unsafe.Pointer(&buf[0]), 100)
+					}
+					if err != nil {
+						return err
+					}
+					if _, err := q.Wait(); err != nil {
+						return err
+					}
+					if r == 1 {
+						c.lock()
+						ok := atomic.LoadUint32(c.fw32(fRecvOK)) == 1
+						c.unlock()
+						if ok != tr.inPlace {
+							return fmt.Errorf("after message %d: C may take receives: %v, want %v", i, ok, tr.inPlace)
+						}
+					}
+				}
+				return nil
+			})
+			w.Close()
+		})
+	}
+}

@@ -38,6 +38,9 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 			empty = true
 			break
 		}
+		if h.ordered {
+			c.inPlace = true
+		}
 		took, err := c.take(s, h)
 		if err != nil {
 			c.fail(fmt.Errorf("%s: %v", c.name(), err))

@@ -167,11 +167,12 @@ var le = binary.LittleEndian
 
 // header is a decoded slot header.
 type header struct {
-	kind  uint32
-	help  bool   // rendezvous: kindHelp
-	n     uint64 // payload bytes
-	total uint64
-	aux   uint64
+	kind    uint32
+	help    bool   // rendezvous: kindHelp
+	ordered bool   // written in place (kindOrdered)
+	n       uint64 // payload bytes
+	total   uint64
+	aux     uint64
 }
 
 // checksummer computes slot checksums: CRC-32C and CRC-32 (IEEE) side by
@@ -250,6 +251,7 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 	h.help, h.kind = h.kind&kindHelp != 0, h.kind&^kindHelp
 	if h.kind&kindOrdered != 0 {
 		h.kind &^= kindOrdered
+		h.ordered = true
 		return h, true // written in order, the number last (writeOrdered)
 	}
 	if k.sum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {

@@ -226,6 +226,11 @@ func (l *Lib) Wait(w Waiter) {
 		if w.Done() {
 			return
 		}
+		// What a peer sends may have to be received first (udp): the
+		// waiting thread does it, as the engine's own waits do.
+		if i%8 == 0 && l.e.Progress() {
+			moved = true
+		}
 		if i%32 == 0 {
 			// Stands in for the background goroutine, which stays away
 			// while someone waits.
