@@ -3,9 +3,6 @@
  * place (slot.go's writeOrdered), recv.go's take of a message through the ring,
  * fast.go's lock and request table, segbuf's Count and Wait.
  */
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -21,21 +18,12 @@ static void *blocks[ACPCH_MAX_CHANNELS];
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-/* Whether `rep movsb` is a fast copy on this CPU (ERMS, CPUID leaf 7):
- * decided when the first channel is set up. */
+/* Whether payloads of ACPCH_MOVSB_MIN bytes or more are copied with `rep
+ * movsb`: Go's decision (ml/ch, from the CPU's ERMS flag), so that both
+ * sides of a channel copy alike. */
 static int movsb_fast;
 
-static void decide_copy(void)
-{
-#if defined(__x86_64__)
-    static int decided;
-    if (__atomic_load_n(&decided, __ATOMIC_ACQUIRE))
-        return;
-    unsigned a, b, c, d;
-    movsb_fast = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 9));
-    __atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
-#endif
-}
+void acpch_copy_by_movsb(int on) { __atomic_store_n(&movsb_fast, on, __ATOMIC_RELAXED); }
 
 /* Copies a message's payload into the receiver's ring. The receiver read
  * those lines last; a copy of vector stores first fetches each one back.
@@ -47,7 +35,7 @@ static void decide_copy(void)
 static inline void copy_to_ring(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)
-    if (movsb_fast && n >= 512) {
+    if (__atomic_load_n(&movsb_fast, __ATOMIC_RELAXED) && n >= ACPCH_MOVSB_MIN) {
         __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
         return;
     }
@@ -58,7 +46,6 @@ static inline void copy_to_ring(void *dst, const void *src, size_t n)
 
 void acpch_set(uint64_t index, void *fast)
 {
-    decide_copy();
     if (index < ACPCH_MAX_CHANNELS)
         __atomic_store_n(&blocks[index], fast, __ATOMIC_SEQ_CST);
 }

@@ -52,6 +52,9 @@
  * C takes those of up to ACPCH_MAX_SLOTS slots (all of them, at 16 KiB). */
 #define ACPCH_EAGER_MAX   16384
 #define ACPCH_MAX_SLOTS   5
+/* Payloads from this size are copied into a ring with `rep movsb` when Go
+ * says so (ml/ch movsbMin, RingCopyByMovsb). */
+#define ACPCH_MOVSB_MIN   512
 
 /* Channels whose handle index (low 32 bits) is below this have a fast block. */
 #define ACPCH_MAX_CHANNELS 65536
@@ -60,6 +63,9 @@
 
 /* Enter or remove a channel's fast block (capi/ml_cl.go). */
 void acpch_set(uint64_t index, void *fast);
+/* Whether payloads of ACPCH_MOVSB_MIN bytes or more go into a ring by
+ * `rep movsb` (ml/ch RingCopyByMovsb; set when the library starts). */
+void acpch_copy_by_movsb(int on);
 void acpch_clear(void);
 
 /* A request handle, or 0: take the ordinary path. */

@@ -60,6 +60,7 @@ func startCL(e *core.Engine) error {
 	if err != nil {
 		return err
 	}
+	C.acpch_copy_by_movsb(b2i(ch.RingCopyByMovsb()))
 	clState.Store(&clLib{seg: seg, ch: ch.New(seg)})
 	return nil
 }

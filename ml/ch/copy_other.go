@@ -4,7 +4,8 @@ package ch
 
 import "unsafe"
 
-// copyToRing copies a payload into a ring written in place.
+const hasERMS = false
+
 func copyToRing(dst []byte, src unsafe.Pointer) {
 	copy(dst, unsafe.Slice((*byte)(src), len(dst)))
 }
