@@ -191,12 +191,17 @@ func (k checksummer) sum(head, payload []byte) uint64 {
 	return uint64(a)<<32 | uint64(b)
 }
 
-// kindWord is the slot's kind word: the kind and its flags.
+// kindWord is the slot's kind word: the kind and its flags (landed
+// decodes them).
 func (h header) kindWord() uint32 {
+	w := h.kind
 	if h.help {
-		return h.kind | kindHelp
+		w |= kindHelp
 	}
-	return h.kind
+	if h.ordered {
+		w |= kindOrdered
+	}
+	return w
 }
 
 // slotAt views slot i of a ring (or of the sender's staging slots).
@@ -237,7 +242,8 @@ func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
 	if h.n > 0 {
 		copyToRing(s[headerSize:headerSize+h.n], payload)
 	}
-	le.PutUint32(s[hKind:], h.kindWord()|kindOrdered)
+	h.ordered = true
+	le.PutUint32(s[hKind:], h.kindWord())
 	le.PutUint32(s[hLen:], uint32(h.n))
 	le.PutUint64(s[hTotal:], h.total)
 	le.PutUint64(s[hAux:], h.aux)
@@ -260,10 +266,8 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 	if h.n > slotPayload {
 		return header{}, false // a header that is still half old
 	}
-	h.help, h.kind = h.kind&kindHelp != 0, h.kind&^kindHelp
-	if h.kind&kindOrdered != 0 {
-		h.kind &^= kindOrdered
-		h.ordered = true
+	h.help, h.ordered, h.kind = h.kind&kindHelp != 0, h.kind&kindOrdered != 0, h.kind&^(kindHelp|kindOrdered)
+	if h.ordered {
 		return h, true // written in order, the number last (writeOrdered)
 	}
 	if k.sum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {
