@@ -23,6 +23,7 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 		changed = true
 	}
 	empty := false
+	received := c.received
 	for c.err == nil {
 		if c.get != nil {
 			ok, ch := c.progressGet()
@@ -72,7 +73,14 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 	if c.released {
 		return changed
 	}
-	if c.publish(background) {
+	// A waiting thread that just got its message and took every slot
+	// that landed goes back to the application with the count: its next
+	// pass (the next post or wait on this end) publishes it. Published
+	// now, it would go out before the application sees the message (over
+	// udp a datagram, a system call, at every fourth message of a
+	// pingpong), while the ring has room the sender is not short of.
+	caughtUp := !background && empty && c.received != received
+	if c.publish(background, caughtUp) {
 		changed = true
 	}
 	return changed
@@ -282,12 +290,13 @@ func (c *Channel) progressGet() (ok, changed bool) {
 	// the next announcement into the freed slot: telling it now, before
 	// the next message's copy, keeps the ring full while we copy.
 	c.force = true
-	c.publish(false)
+	c.publish(false, false)
 	g.r.complete(g.n, nil)
 	return true, true
 }
 
 func (c *Channel) popRecv() {
+	c.received++
 	c.recv[0] = nil
 	c.recv = c.recv[1:]
 }
@@ -314,7 +323,7 @@ func (c *Channel) finishRecv() (changed bool) {
 		return changed
 	}
 	c.force = true
-	c.publish(false)
+	c.publish(false, false)
 	if c.head == c.published && c.p.Idle() {
 		// The sender learns that every slot is released once our last
 		// count lands; after that neither side touches the other.
@@ -327,19 +336,30 @@ func (c *Channel) finishRecv() (changed bool) {
 // publish tells the sender how many slots were released. To save messages
 // it waits until half the ring is released, unless someone waits for it or
 // the receiver has taken nothing for a while (noticed by background passes:
-// a sender may be waiting for room).
-func (c *Channel) publish(background bool) bool {
+// a sender may be waiting for room). A pass that caught up with the sender
+// and completed a receive (caughtUp) waits for three quarters, and leaves
+// what it held back to the next pass of the application's thread: the
+// background goroutine, which would send it beside the application's next
+// message, waits for that too unless the receiver went idle.
+func (c *Channel) publish(background, caughtUp bool) bool {
 	n := c.head - c.published
 	if n == 0 || !c.p.Connected() {
 		return false
 	}
 	idle := background && (c.l.seg.Stopping() || nanotime()-c.lastTake > int64(idleRelease))
-	if !c.force && !idle && n < slotCount/2 {
-		return false
+	if !c.force && !idle {
+		need := uint64(slotCount / 2)
+		if caughtUp || (background && c.heldBack) {
+			need = slotCount * 3 / 4
+		}
+		if n < need {
+			c.heldBack = c.heldBack || caughtUp
+			return false
+		}
 	}
 	c.p.Publish(c.head, core.HandleNull, false)
 	c.published = c.head
-	c.force = false
+	c.force, c.heldBack = false, false
 	return true
 }
 

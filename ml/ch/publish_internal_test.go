@@ -1,0 +1,185 @@
+package ch
+
+import (
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+)
+
+// A receiver that takes messages one at a time as they come (a pingpong)
+// does not publish its count in the pass that hands a message to the
+// application: that pass holds the count back, and the next pass of the
+// application's thread publishes it. A held-back count still reaches a
+// sender that needs the room when the receiver's application goes away
+// (the background goroutine publishes it once the receiver is idle).
+func TestCountHeldBackUntilNextPass(t *testing.T) {
+	const first = slotCount / 2 // receives taken one at a time
+	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
+	w.Run(func(r int, e *core.Engine) error {
+		c, stop, err := channel01(e)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = unix.Munmap(buf) }()
+		p := unsafe.Pointer(&buf[0])
+		if r == 0 {
+			for i := 0; i < first; i++ {
+				if err := sendWait(c, p); err != nil {
+					return err
+				}
+				if err := e.Sync(); err != nil { // landed before the receive is posted
+					return err
+				}
+			}
+			if err := e.Sync(); err != nil { // the receiver checked its passes
+				return err
+			}
+			// More than the room we know of: the held-back count must come.
+			for i := 0; i < slotCount; i++ {
+				if err := sendWait(c, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for i := 0; i < first; i++ {
+			if err := e.Sync(); err != nil {
+				return err
+			}
+			// Recv's own pass, with the check under the same lock, so
+			// that no background pass comes between.
+			c.lock()
+			q, err := c.post(opRecv, p, 100)
+			if err != nil {
+				c.unlock()
+				return err
+			}
+			c.recv = append(c.recv, q)
+			c.progress(false)
+			done, head, published := q.Done(), c.head, c.published
+			c.unlockKick()
+			if !done || head != uint64(i+1) {
+				return fmt.Errorf("receive %d: done %v, %d slots taken, want the landed message taken", i, done, head)
+			}
+			if published != 0 {
+				return fmt.Errorf("receive %d: the pass that completed it published %d slots; want the count held back", i, published)
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		// The sender now waits for room; this end makes no call until it
+		// has it.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c.lock()
+			published := c.published
+			c.unlock()
+			if published == first {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%d slots taken, %d published after 20 s without a call", first, published)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		for i := 0; i < slotCount; i++ {
+			q, err := c.Recv(p, 100)
+			if err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	w.Close()
+}
+
+// The next pass of the application's thread (a receive posted before its
+// message came) publishes a held-back count of half the ring.
+func TestHeldBackCountPublishedByNextPost(t *testing.T) {
+	const taken = slotCount / 2
+	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
+	w.Run(func(r int, e *core.Engine) error {
+		c, stop, err := channel01(e)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = unix.Munmap(buf) }()
+		p := unsafe.Pointer(&buf[0])
+		if r == 0 {
+			for i := 0; i <= taken; i++ {
+				if i == taken {
+					if err := e.Sync(); err != nil { // the receiver checked
+						return err
+					}
+				}
+				if err := sendWait(c, p); err != nil {
+					return err
+				}
+				if err := e.Sync(); err != nil { // landed before the receive is posted
+					return err
+				}
+			}
+			return nil
+		}
+		for i := 0; i < taken; i++ {
+			if err := e.Sync(); err != nil {
+				return err
+			}
+			q, err := c.Recv(p, 100)
+			if err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err != nil {
+				return err
+			}
+		}
+		q, err := c.Recv(p, 100) // nothing to take: the pass publishes
+		if err != nil {
+			return err
+		}
+		c.lock()
+		published := c.published
+		c.unlock()
+		if published != taken {
+			return fmt.Errorf("a receive posted with %d slots taken and none landed published %d", taken, published)
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		_, err = q.Wait()
+		return err
+	})
+	w.Close()
+}
+
+func sendWait(c *Channel, p unsafe.Pointer) error {
+	q, err := c.Send(p, 100)
+	if err != nil {
+		return err
+	}
+	_, err = q.Wait()
+	return err
+}
