@@ -48,6 +48,8 @@ type Config struct {
 // Engine is one process's ACP basic layer: registration, the command queue
 // with its handles, local execution, delegation and the transports.
 type Engine struct {
+	pollingWaits atomic.Int32 // threads polling the transports in a wait (Polled)
+
 	cfg    Config
 	ex     Exchanger
 	layout Layout

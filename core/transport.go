@@ -137,6 +137,13 @@ type Host interface {
 	// a waiter polling that memory looks again (cheap when nobody waits).
 	Wake()
 
+	// Polled reports whether an application thread is polling the
+	// transports in a wait right now, receiving what arrives itself (a
+	// channel's wait, Engine.PollingWaitBegins). A progress goroutine
+	// that would only compete with it for each arrival may stay away
+	// meanwhile, a short while at a time.
+	Polled() bool
+
 	// Deliver hands a control message from a peer to the engine. The
 	// transport calls it without holding its own locks; msg is only valid
 	// during the call.

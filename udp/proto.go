@@ -728,10 +728,25 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 // yields the CPU each turn: on a machine with as many busy threads as CPUs
 // it then gets the CPU at the application's next yield, where a sleeping
 // one waits to be woken and scheduled (tens of microseconds there).
+//
+// While an application thread polls the transports in a wait (Polled),
+// the goroutine stays off the socket, napping (appNap), so that one thread
+// receives. Spinning beside a waiter, the two took turns at the
+// datagrams, the goroutine never ran out of work, and with every CPU
+// running a rank a channel pingpong fell for tenths of a second at a time
+// from 7 µs to 95 µs one way. Sleeping on the socket instead, the kernel
+// woke it for each datagram and it often took it first (BENCHMARKS.md,
+// night VI). A nap is a Go sleep, not a system call: the runtime's monitor
+// thread is not set polling by each return.
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	gate := core.NewIdleGate(e.spin)
 	for !e.closed.Load() {
+		if e.host.Polled() {
+			time.Sleep(appNap)
+			gate.Worked(time.Now()) // the waiter may have just left: poll a while
+			continue
+		}
 		if e.progress() {
 			gate.Worked(time.Now())
 			continue

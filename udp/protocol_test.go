@@ -21,6 +21,7 @@ type fakeHost struct {
 	mu      sync.Mutex
 	fatal   []error
 	msgs    [][]byte
+	polled  atomic.Bool // Polled: an application thread polls in a wait
 }
 
 func (h *fakeHost) Acquire(ga core.GA, n uint64) (unsafe.Pointer, *core.Region, core.Status) {
@@ -49,6 +50,8 @@ func (h *fakeHost) Deliver(peer int, msg []byte) {
 func (h *fakeHost) PeerRank(peer int) int { return peer }
 
 func (h *fakeHost) Wake() {}
+
+func (h *fakeHost) Polled() bool { return h.polled.Load() }
 
 func (h *fakeHost) Layout() core.Layout { l, _ := core.NewLayout(2, 1); return l }
 
@@ -187,6 +190,40 @@ func TestOperationsAcrossAPairOfEndpoints(t *testing.T) {
 		defer hosts[1].mu.Unlock()
 		return len(hosts[1].msgs) == 1 && string(hosts[1].msgs[0]) == "hello"
 	}, 5*time.Second, time.Millisecond)
+}
+
+// While an application thread polls in a wait (Host.Polled), the progress
+// goroutine leaves the socket to it: what arrives waits for the thread's
+// Poll. Once no thread polls, the goroutine receives again by itself.
+func TestProgressStaysAwayWhileAThreadPolls(t *testing.T) {
+	eps, hosts := pair(t)
+	hosts[1].polled.Store(true)
+	src := []byte("one thread receives")
+	w := newWait()
+	eps[0].Put(1, 64, unsafe.Pointer(&src[0]), uint64(len(src)), w)
+	select {
+	case <-w.ch:
+		t.Fatal("the put was received and acknowledged although only a waiting thread may receive")
+	case <-time.After(100 * time.Millisecond):
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for done := false; !done; {
+		eps[1].Poll() // the waiting thread
+		select {
+		case <-w.ch:
+			done = true
+		default:
+			require.True(t, time.Now().Before(deadline), "the waiting thread's polls did not receive the put")
+		}
+	}
+	require.NoError(t, w.err)
+	assert.Equal(t, src, hosts[1].mem[64:64+len(src)])
+
+	hosts[1].polled.Store(false)
+	w = newWait()
+	eps[0].Put(1, 128, unsafe.Pointer(&src[0]), uint64(len(src)), w)
+	w.wait(t) // received by the progress goroutine
+	require.NoError(t, w.err)
 }
 
 func TestUnreachablePeerIsFatalAndNamed(t *testing.T) {

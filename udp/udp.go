@@ -76,6 +76,10 @@ const (
 	// runtime's monitor thread polling every 20 µs for a millisecond, a
 	// preemption each where every CPU runs a rank.
 	idleSleep = time.Second
+	// appNap is how long the progress goroutine stays away at a time while
+	// an application thread polls in a wait: after the wait, the socket
+	// may go unread for that long if the thread does not poll again.
+	appNap = 50 * time.Microsecond
 )
 
 type endpoint struct {

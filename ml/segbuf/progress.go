@@ -214,37 +214,13 @@ type Waiter interface {
 func (l *Lib) Wait(w Waiter) {
 	l.prog.waiters.Add(1)
 	defer l.prog.waiters.Add(-1)
-	start, busy := time.Now(), l.e.SpinTime()
-	moved := false
-	for i := 1; ; i++ {
-		if w.Done() {
-			return
-		}
-		if w.Step() {
-			moved = true
-		}
-		if w.Done() {
-			return
-		}
-		// What a peer sends may have to be received first (udp): the
-		// waiting thread does it, as the engine's own waits do.
-		if i%8 == 0 && l.e.Progress() {
-			moved = true
-		}
-		if i%32 == 0 {
-			// Stands in for the background goroutine, which stays away
-			// while someone waits.
-			if c, _ := l.progressAll(true); c || moved {
-				start, moved = time.Now(), false
-			}
-			waited := time.Since(start)
-			if waited > spinFor {
-				break
-			}
-			if waited >= busy {
-				core.YieldTurn(i / 32)
-			}
-		}
+	// While this thread polls, a transport's progress goroutine leaves
+	// what arrives to it (udp: one receiver, not two taking turns).
+	l.e.PollingWaitBegins()
+	done := l.pollUntil(w)
+	l.e.PollingWaitEnds()
+	if done {
+		return
 	}
 	sleep := minSleep
 	for {
@@ -262,6 +238,43 @@ func (l *Lib) Wait(w Waiter) {
 		}
 		if w.Done() {
 			return
+		}
+	}
+}
+
+// pollUntil is the polling part of Wait: it reports whether w is done
+// (false: the wait should sleep now).
+func (l *Lib) pollUntil(w Waiter) bool {
+	start, busy := time.Now(), l.e.SpinTime()
+	moved := false
+	for i := 1; ; i++ {
+		if w.Done() {
+			return true
+		}
+		if w.Step() {
+			moved = true
+		}
+		if w.Done() {
+			return true
+		}
+		// What a peer sends may have to be received first (udp): the
+		// waiting thread does it, as the engine's own waits do.
+		if i%8 == 0 && l.e.Progress() {
+			moved = true
+		}
+		if i%32 == 0 {
+			// Stands in for the background goroutine, which stays away
+			// while someone waits.
+			if c, _ := l.progressAll(true); c || moved {
+				start, moved = time.Now(), false
+			}
+			waited := time.Since(start)
+			if waited > spinFor {
+				return false
+			}
+			if waited >= busy {
+				core.YieldTurn(i / 32)
+			}
 		}
 	}
 }

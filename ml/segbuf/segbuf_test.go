@@ -326,3 +326,33 @@ func TestStarterTooSmall(t *testing.T) {
 	_, err := segbuf.Start(w.Engines[0])
 	assert.ErrorContains(t, err, "--acp-size-smem-cl")
 }
+
+// countingWaiter is done after n steps and records whether the engine
+// said, at each step, that a thread polls in a wait.
+type countingWaiter struct {
+	e      *core.Engine
+	n      int
+	polled []bool
+}
+
+func (w *countingWaiter) Done() bool { return len(w.polled) >= w.n }
+func (w *countingWaiter) Step() bool {
+	w.polled = append(w.polled, w.e.Polled())
+	return false
+}
+
+// A thread in Wait counts as polling the transports (Engine.Polled, which
+// keeps a transport's progress goroutine from competing with it) while it
+// spins, and no longer once the wait is over.
+func TestWaitCountsAsPolling(t *testing.T) {
+	w := newWorld(t, 1)
+	defer w.close()
+	e := w.Engines[0]
+	require.False(t, e.Polled())
+	cw := &countingWaiter{e: e, n: 100}
+	w.libs[0].Wait(cw)
+	for i, p := range cw.polled {
+		require.True(t, p, "step %d", i)
+	}
+	require.False(t, e.Polled(), "after the wait")
+}
