@@ -31,6 +31,13 @@
  * put pingpong above runs first, in the same job, and the table shows its
  * time and the ratio channel / put. Sizes up to 16 MiB (or -max).
  *
+ * Rounds (chpingpong, chbw): each size is measured in R rounds (-rounds,
+ * default 3), the reference then the channel in every round, and the table
+ * shows the median of each and the ratio of the medians. On a machine
+ * whose CPUs all run ranks, one measurement of either can be off by a
+ * factor of two (a thread waiting for a time slice); alternating them and
+ * taking medians keeps such a moment from deciding the ratio.
+ *
  * chbw: windowed bandwidth over a channel: rank 0 posts a window of W
  * sends (distinct buffers) and waits for them all (acp_waitall_ch); rank 1
  * posts W receives, waits for them all, and answers with a 0-byte message.
@@ -118,6 +125,7 @@
 static size_t max_size;
 static int me, failures;
 static double settle_ms = 50;
+static int rounds = 3; /* chpingpong, chbw: alternated rounds per size */
 static long quanta = 100000; /* noise: quanta per phase */
 static acp_ga_t my_starter, peer_starter; /* peer: rank 1 - me (rank 1 on ranks > 1) */
 static uint8_t *my_base;
@@ -130,6 +138,19 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n-1] (sorts v). */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Spins for settle_ms without calling ACP (see "Settling" above). The
@@ -165,7 +186,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]\n"
-                    "                [-settle MS]\n"
+                    "                [-settle MS] [-rounds R]\n"
                     "       acprun -np NCPUS acpbench noise [-quanta N]\n"
                     "       acprun -np N acpbench sync [-settle MS]\n");
     exit(2);
@@ -196,6 +217,11 @@ static void parse_args(int argc, char **argv)
             char *end;
             settle_ms = strtod(argv[++i], &end);
             if (*end != '\0' || settle_ms < 0)
+                usage();
+        } else if (strcmp(argv[i], "-rounds") == 0 && i + 1 < argc) {
+            char *end;
+            rounds = (int)strtol(argv[++i], &end, 0);
+            if (*end != '\0' || rounds < 1 || rounds > 99)
                 usage();
         } else if (strcmp(argv[i], "-quanta") == 0 && i + 1 < argc) {
             char *end;
@@ -237,6 +263,8 @@ static void print_header(int nprocs)
     printf("# Minimum message length in bytes:   0\n");
     printf("# Maximum message length in bytes:   %zu\n", max_size);
     printf("# Settle                : %g ms without ACP calls before timing\n", settle_ms);
+    if (ch)
+        printf("# Rounds                : %d per size, reference and channel alternated; medians\n", rounds);
     printf("#\n");
     if (strcmp(bench, "pingpong") == 0) {
         printf("# Method: acp_copy into the peer's starter memory + acp_complete;\n");
@@ -457,6 +485,40 @@ static void check_msg(const uint8_t *b, size_t n, size_t seed, uint8_t v, int fu
     }
 }
 
+/* One channel pingpong of reps messages of n bytes each way (after a
+ * tenth more as warm-up); returns the one-way time in seconds. Collective. */
+static double ch_pingpong(size_t n, int reps, uint8_t *sbuf, uint8_t *rbuf)
+{
+    int warm = warmup_for(reps);
+    if (me <= 1)
+        for (size_t i = 0; i < n; i++)
+            sbuf[i] = pat((size_t)me * 1000 + n, i);
+    acp_sync();
+    double t0 = 0;
+    if (me <= 1) {
+        for (int i = 0; i < warm + reps; i++) {
+            if (i == warm)
+                t0 = now();
+            uint8_t v = (uint8_t)(1 + iter++ % 255);
+            if (n > 0)
+                sbuf[0] = sbuf[n - 1] = v;
+            if (me == 0) {
+                ch_send(sbuf, n);
+                ch_recv(rbuf, n);
+            } else {
+                ch_recv(rbuf, n);
+                ch_send(sbuf, n);
+            }
+            check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, v, 0, "chpingpong message");
+        }
+    }
+    double t = (now() - t0) / reps / 2;
+    if (me <= 1) /* every byte of the last message, outside the timing */
+        check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, rbuf[0], 1, "chpingpong message");
+    acp_sync();
+    return t;
+}
+
 static void chpingpong(int nprocs)
 {
     uint8_t *sbuf = NULL, *rbuf = NULL;
@@ -474,35 +536,14 @@ static void chpingpong(int nprocs)
         print_title("PingPong over channels", nprocs);
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
     }
+    double tch[99], tref[99];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
-        int reps = reps_for(n), warm = warmup_for(reps);
-        double tput = put_pingpong(n, reps);
-        if (me <= 1)
-            for (size_t i = 0; i < n; i++)
-                sbuf[i] = pat((size_t)me * 1000 + n, i);
-        acp_sync();
-        double t0 = 0;
-        if (me <= 1) {
-            for (int i = 0; i < warm + reps; i++) {
-                if (i == warm)
-                    t0 = now();
-                uint8_t v = (uint8_t)(1 + iter++ % 255);
-                if (n > 0)
-                    sbuf[0] = sbuf[n - 1] = v;
-                if (me == 0) {
-                    ch_send(sbuf, n);
-                    ch_recv(rbuf, n);
-                } else {
-                    ch_recv(rbuf, n);
-                    ch_send(sbuf, n);
-                }
-                check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, v, 0, "chpingpong message");
-            }
+        int reps = reps_for(n);
+        for (int k = 0; k < rounds; k++) {
+            tref[k] = put_pingpong(n, reps);
+            tch[k] = ch_pingpong(n, reps, sbuf, rbuf);
         }
-        double t = (now() - t0) / reps / 2;
-        if (me <= 1) /* every byte of the last message, outside the timing */
-            check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, rbuf[0], 1, "chpingpong message");
-        acp_sync();
+        double t = median(tch, rounds), tput = median(tref, rounds);
         if (me == 0)
             printf("%13zu%13d%13.2f%13.2f%13.2f%13.2f\n", n, reps, t * 1e6, (double)n / MB / t, tput * 1e6, t / tput);
         fflush(stdout);
@@ -689,10 +730,14 @@ static void chbw(int nprocs)
         print_title("Uniband over channels", nprocs);
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec", "MB/s_put", "ratio");
     }
+    double tch[99], tref[99];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
         int w = window_for(n), windows = windows_for(n, w);
-        double tput = put_bw(n, w, windows);
-        double t = ch_bw(n, w, windows, sbuf, rbuf, req, got);
+        for (int k = 0; k < rounds; k++) {
+            tref[k] = put_bw(n, w, windows);
+            tch[k] = ch_bw(n, w, windows, sbuf, rbuf, req, got);
+        }
+        double t = median(tch, rounds), tput = median(tref, rounds);
         double bw = (double)w * (double)n / MB / t, bwput = (double)w * (double)n / MB / tput;
         if (me == 0)
             printf("%13zu%13d%13.2f%13.0f%13.2f%13.2f\n", n, w * windows, bw, w / t, bwput, n ? bw / bwput : 0.0);
@@ -909,12 +954,6 @@ static long fwq_calibrate(void)
     }
     long iters = (long)(10000 * 20e-6 / best);
     return iters < 100 ? 100 : iters;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static struct fwq fwq_run(void)

@@ -76,7 +76,7 @@ set_tests_properties(t_ch_abort_singleton PROPERTIES
 if(ACPRUN AND EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
   foreach(mode chpingpong chbw)
     add_test(NAME acpbench_${mode}_np2
-      COMMAND ${ACPRUN} -np 2 --timeout 120 $<TARGET_FILE:acpbench> ${mode} -max 1048576)
+      COMMAND ${ACPRUN} -np 2 --timeout 120 $<TARGET_FILE:acpbench> ${mode} -max 1048576 -rounds 1)
     set_tests_properties(acpbench_${mode}_np2 PROPERTIES LABELS "bench;cl;np2" TIMEOUT 150)
   endforeach()
 endif()
