@@ -30,6 +30,7 @@ type Lib struct {
 	sum      checksummer
 	helped   atomic.Uint64 // pieces of shared rendezvous copies we copied as the sender
 	streamed atomic.Uint64 // messages above eagerMax we sent through the ring
+	ahead    atomic.Uint64 // rendezvous copies started before the one ahead finished (prefetch)
 }
 
 // Helped is how many pieces of rendezvous messages this process copied
@@ -39,6 +40,10 @@ func (l *Lib) Helped() uint64 { return l.helped.Load() }
 // Streamed is how many messages larger than the eager size this process
 // sent through the receiver's ring (same node) rather than by rendezvous.
 func (l *Lib) Streamed() uint64 { return l.streamed.Load() }
+
+// CopiedAhead is how many rendezvous messages this process began to copy
+// as receiver while the message before was still being copied.
+func (l *Lib) CopiedAhead() uint64 { return l.ahead.Load() }
 
 // New starts the channel library on a communication-library base.
 func New(seg *segbuf.Lib) *Lib {
@@ -221,7 +226,8 @@ type Channel struct {
 	msgTotal  uint64
 	msgOff    uint64
 	get       *getState
-	dropped   uint64 // messages that arrived after Free with no receive
+	next      *getState // the copy of the message after get's, started ahead (prefetch)
+	dropped   uint64    // messages that arrived after Free with no receive
 }
 
 // getState is a rendezvous message being copied from the sender.
@@ -440,10 +446,13 @@ func (c *Channel) fail(err error) {
 		}
 		_ = c.l.e.Unregister(c.get.key)
 	}
+	if c.next != nil {
+		_ = c.l.e.Unregister(c.next.key)
+	}
 	if c.free != nil {
 		c.free.complete(0, err)
 	}
-	c.push, c.rdv, c.recv, c.free, c.get = nil, nil, nil, nil, nil
+	c.push, c.rdv, c.recv, c.free, c.get, c.next = nil, nil, nil, nil, nil, nil
 }
 
 // Abandon implements segbuf.Poller: the library stops.

@@ -746,3 +746,36 @@ func TestBusyPeerDoesNotStall(t *testing.T) {
 		return freeBoth(c)
 	})
 }
+
+// A receiver with several receives posted copies the next rendezvous
+// message while the one before is still on its way (over udp a get takes
+// a round trip and more), and still completes every receive with its own
+// message, shortened ones and empty ones included, in order, then a
+// message through the ring after them.
+func TestRendezvousCopiedAhead(t *testing.T) {
+	w := newWorld(t, 2)
+	defer w.close()
+	msgs := []msg{{1 << 20, 1 << 20}, {300000, 300000}, {1 << 20, 5000}, {200000, 0}, {1 << 20, 1 << 20},
+		{100000, 200000}, {1 << 20, 1 << 20}, {100, 100}}
+	w.exchange(
+		func(c *ch.Channel) error { return sendAll(t, c, msgs, 7, false) },
+		func(c *ch.Channel) error {
+			bufs := make([][]byte, len(msgs))
+			qs := make([]*ch.Request, len(msgs))
+			for i, m := range msgs {
+				bufs[i] = guarded(t, m.recv)
+				q, err := c.Recv(ptr(bufs[i]), uint64(m.recv))
+				if err != nil {
+					return err
+				}
+				qs[i] = q
+			}
+			for i, m := range msgs {
+				if err := checkReceived(qs[i], bufs[i], m.size, m.recv, 7+uint64(i)); err != nil {
+					return fmt.Errorf("message %d (%d bytes into %d): %v", i, m.size, m.recv, err)
+				}
+			}
+			return nil
+		})
+	assert.NotZero(t, w.ch[1].CopiedAhead(), "no message was copied while the one before was on its way")
+}
