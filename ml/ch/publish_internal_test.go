@@ -22,17 +22,11 @@ func TestCountHeldBackUntilNextPass(t *testing.T) {
 	const first = slotCount / 2 // receives taken one at a time
 	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
 	w.Run(func(r int, e *core.Engine) error {
-		buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		c, p, done, err := channelAndBuffer(e)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = unix.Munmap(buf) }() // after the library stopped
-		c, stop, err := channel01(e)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		p := unsafe.Pointer(&buf[0])
+		defer done()
 		if r == 0 {
 			for i := 0; i < first; i++ {
 				if err := sendWait(c, p); err != nil {
@@ -116,17 +110,11 @@ func TestHeldBackCountPublishedByNextPost(t *testing.T) {
 	const taken = slotCount / 2
 	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
 	w.Run(func(r int, e *core.Engine) error {
-		buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		c, p, done, err := channelAndBuffer(e)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = unix.Munmap(buf) }() // after the library stopped
-		c, stop, err := channel01(e)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		p := unsafe.Pointer(&buf[0])
+		defer done()
 		if r == 0 {
 			for i := 0; i < taken; i++ {
 				if err := sendWait(c, p); err != nil {
@@ -183,6 +171,23 @@ func TestHeldBackCountPublishedByNextPost(t *testing.T) {
 		return err
 	})
 	w.Close()
+}
+
+// channelAndBuffer starts the library on e, makes its end of a channel
+// from rank 0 to rank 1, and maps a 4 KiB buffer at p. done stops the
+// library, then unmaps the buffer: a receive still posted must not land
+// in unmapped memory.
+func channelAndBuffer(e *core.Engine) (c *Channel, p unsafe.Pointer, done func(), err error) {
+	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, stop, err := channel01(e)
+	if err != nil {
+		_ = unix.Munmap(buf)
+		return nil, nil, nil, err
+	}
+	return c, unsafe.Pointer(&buf[0]), func() { stop(); _ = unix.Munmap(buf) }, nil
 }
 
 func sendWait(c *Channel, p unsafe.Pointer) error {
