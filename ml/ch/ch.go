@@ -219,7 +219,6 @@ type Channel struct {
 	published uint64 // slots the sender was told about
 	force     bool   // publish at the next chance (someone waits for it)
 	heldBack  bool   // a pass that completed a receive left the count to the next (publish)
-	received  uint64 // receives completed (popRecv)
 	lastTake  int64  // when a slot was last taken (monotonic nanoseconds)
 	msg       *Request
 	msgOn     bool // a message sent through the ring is being taken

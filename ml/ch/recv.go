@@ -23,7 +23,7 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 		changed = true
 	}
 	empty := false
-	received := c.received
+	posted := len(c.recv) // only completions shrink it from here on
 	for c.err == nil {
 		if c.get != nil {
 			ok, ch := c.progressGet()
@@ -82,7 +82,7 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 	// now, it would go out before the application sees the message (over
 	// udp a datagram, a system call, at every fourth message of a
 	// pingpong), while the ring has room the sender is not short of.
-	caughtUp := !background && empty && c.received != received
+	caughtUp := !background && empty && len(c.recv) < posted
 	if c.publish(background, caughtUp) {
 		changed = true
 	}
@@ -340,7 +340,6 @@ func (c *Channel) prefetch() bool {
 }
 
 func (c *Channel) popRecv() {
-	c.received++
 	c.recv[0] = nil
 	c.recv = c.recv[1:]
 }
