@@ -157,7 +157,7 @@ func (c *Channel) take(s []byte, h header) (took bool, err error) {
 		c.get = &getState{r: r, n: n, src: core.GA(h.aux)}
 		if key, err := c.l.e.Register(r.buf, n, 0); err == nil {
 			c.get.key = key
-			if h.help && n >= sharedMin {
+			if sharedCopyOf(h, n) {
 				// The sender, which waits for it, copies pieces too.
 				c.get.shared = sharedCopy{unsafe.Pointer(&s[0])}
 				c.get.shared.open(c.head+1, key, n)
@@ -322,7 +322,7 @@ func (c *Channel) prefetch() bool {
 	}
 	r := c.recv[1]
 	n := min(h.total, r.size)
-	if n == 0 || (h.help && n >= sharedMin) {
+	if n == 0 || sharedCopyOf(h, n) {
 		return false
 	}
 	key, err := c.l.e.Register(r.buf, n, 0)
@@ -338,6 +338,12 @@ func (c *Channel) prefetch() bool {
 	c.l.ahead.Add(1)
 	return true
 }
+
+// sharedCopyOf reports whether n bytes of the rendezvous message
+// announced by h are copied by receiver and sender together: the sender
+// wrote the announcement in place (it will help), and the copy is large
+// enough to repay two copiers.
+func sharedCopyOf(h header, n uint64) bool { return h.help && n >= sharedMin }
 
 func (c *Channel) popRecv() {
 	c.recv[0] = nil
