@@ -121,6 +121,7 @@
 #define MB             1048576.0 /* IMB's Mbytes: 2^20 bytes */
 #define OVERALL_VOL    ((size_t)40 << 20)
 #define MAX_REPS       1000
+#define MAX_ROUNDS     99 /* -rounds */
 
 static size_t max_size;
 static int me, failures;
@@ -221,7 +222,7 @@ static void parse_args(int argc, char **argv)
         } else if (strcmp(argv[i], "-rounds") == 0 && i + 1 < argc) {
             char *end;
             rounds = (int)strtol(argv[++i], &end, 0);
-            if (*end != '\0' || rounds < 1 || rounds > 99)
+            if (*end != '\0' || rounds < 1 || rounds > MAX_ROUNDS)
                 usage();
         } else if (strcmp(argv[i], "-quanta") == 0 && i + 1 < argc) {
             char *end;
@@ -536,7 +537,7 @@ static void chpingpong(int nprocs)
         print_title("PingPong over channels", nprocs);
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
     }
-    double tch[99], tref[99];
+    double tch[MAX_ROUNDS], tref[MAX_ROUNDS];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
         int reps = reps_for(n);
         for (int k = 0; k < rounds; k++) {
@@ -730,7 +731,7 @@ static void chbw(int nprocs)
         print_title("Uniband over channels", nprocs);
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec", "MB/s_put", "ratio");
     }
-    double tch[99], tref[99];
+    double tch[MAX_ROUNDS], tref[MAX_ROUNDS];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
         int w = window_for(n), windows = windows_for(n, w);
         for (int k = 0; k < rounds; k++) {
