@@ -76,6 +76,11 @@ type dgram struct {
 	retries   int
 	acked     bool
 	op        *op // put fragment: the put it belongs to
+
+	// A put fragment's header lives here (buf is putHdr[:], unless own
+	// moved it): fragment datagrams are reused once acknowledged
+	// (endpoint.spare), so that a stream of puts allocates nothing.
+	putHdr [headerSize + putHeader]byte
 }
 
 // size is the datagram's length on the wire.
@@ -106,8 +111,10 @@ type op struct {
 	peer    *peer
 	c       core.Completion
 	done    bool
-	stream  *stream
+	stream  *stream // put: &putStream while it may produce
 	created time.Time
+
+	putStream stream // a put's stream, allocated with it
 
 	// put: fragments not yet acknowledged, and the peer's sequence mark
 	// our receive side must reach before the put may complete (an error

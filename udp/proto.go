@@ -17,10 +17,11 @@ func (e *endpoint) Put(peerIdx int, dst core.GA, src unsafe.Pointer, n uint64, c
 	o := e.newOp(opPut, p, c)
 	per := uint64(p.mtu - headerSize - putHeader)
 	o.fragsLeft = max((n+per-1)/per, 1)
-	o.stream = &stream{typ: tPut, opID: o.id, op: o, src: src, dstGA: dst, size: n}
+	o.putStream = stream{typ: tPut, opID: o.id, op: o, src: src, dstGA: dst, size: n}
+	o.stream = &o.putStream
 	p.streams = append(p.streams, o.stream)
 	e.activate(p)
-	e.flushLocked()
+	e.flushLocked(o.created)
 	e.unlockAndRun()
 }
 
@@ -34,7 +35,7 @@ func (e *endpoint) Get(peerIdx int, src core.GA, dst unsafe.Pointer, n uint64, c
 	le.PutUint64(b[headerSize:], o.id)
 	le.PutUint64(b[headerSize+8:], uint64(src))
 	le.PutUint64(b[headerSize+16:], n)
-	e.flushLocked()
+	e.flushLocked(o.created)
 	e.unlockAndRun()
 }
 
@@ -49,7 +50,7 @@ func (e *endpoint) Atomic(peerIdx int, aop core.AtomicOp, target core.GA, a, b u
 	le.PutUint64(d[headerSize+16:], uint64(target))
 	le.PutUint64(d[headerSize+24:], a)
 	le.PutUint64(d[headerSize+32:], b)
-	e.flushLocked()
+	e.flushLocked(o.created)
 	e.unlockAndRun()
 }
 
@@ -63,7 +64,7 @@ func (e *endpoint) Send(peerIdx int, msg []byte) {
 	}
 	b := e.newDgram(p, tCtrl, 0, len(msg))
 	copy(b[headerSize:], msg)
-	e.flushLocked()
+	e.flushLocked(time.Now())
 	e.unlockAndRun()
 }
 
@@ -116,9 +117,19 @@ func (e *endpoint) finish(o *op, val uint64, st core.Status) {
 }
 
 // unlockAndRun releases the lock and runs the callbacks collected under it.
+// A few completions (the usual case) are copied out, and their slice stays
+// with the endpoint for the next ones.
 func (e *endpoint) unlockAndRun() {
+	var few [4]completion
 	comps, dels, fatal := e.completions, e.deliveries, e.fatal
-	e.completions, e.deliveries, e.fatal = nil, nil, nil
+	if len(comps) <= len(few) {
+		comps = few[:copy(few[:], comps)]
+		clear(e.completions)
+		e.completions = e.completions[:0]
+	} else {
+		e.completions = nil
+	}
+	e.deliveries, e.fatal = nil, nil
 	e.mu.Unlock()
 	for _, d := range dels {
 		e.host.Deliver(d.peer, d.msg)
@@ -134,15 +145,17 @@ func (e *endpoint) unlockAndRun() {
 // ---- sending ----
 
 // flushLocked sends what the windows allow: queued small datagrams first,
-// then fragments of streams, then pure acknowledgements still owed.
-func (e *endpoint) flushLocked() {
-	now := time.Now()
+// then fragments of streams, then pure acknowledgements still owed. now is
+// the caller's reading of the clock, taken within the last few hundred
+// nanoseconds: a reading per step of a message's way costs more than the
+// whole step.
+func (e *endpoint) flushLocked(now time.Time) {
 	keep := e.active[:0]
 	for _, p := range e.active {
 		for len(p.queue) > 0 && p.canSend(p.queue[0].size()) {
 			d := p.queue[0]
 			p.queue[0] = nil
-			p.queue = p.queue[1:]
+			p.queue = dropFirst(p.queue)
 			e.transmit(p, d, now)
 		}
 		if len(p.queue) == 0 {
@@ -151,15 +164,36 @@ func (e *endpoint) flushLocked() {
 		if p.busy() {
 			keep = append(keep, p)
 		} else {
+			// Idle: a peer in a pingpong is idle after every message and
+			// keeps its (small) arrays; large ones go back to the heap.
 			p.isActive = false
-			p.queue, p.inflight, p.streams = nil, nil, nil
+			p.queue, p.inflight, p.streams = keepSmall(p.queue), keepSmall(p.inflight), keepSmall(p.streams)
 		}
 	}
 	clear(e.active[len(keep):])
 	e.active = keep
-	e.sendAcks()
+	e.sendAcks(now)
 	e.sendOut()
 	e.recycle()
+}
+
+// dropFirst removes the first element (already cleared) of a queue, and
+// rewinds an emptied queue to the start of its array, which a queue
+// advanced past its last element would lose.
+func dropFirst[T any](s []T) []T {
+	if len(s) == 1 {
+		return s[:0]
+	}
+	return s[1:]
+}
+
+// keepSmall empties a queue of an idle peer: its array is kept if small.
+func keepSmall[T any](s []T) []T {
+	if cap(s) > 16 {
+		return nil
+	}
+	clear(s[:cap(s)])
+	return s[:0]
 }
 
 // transmit sends a datagram for the first time.
@@ -184,7 +218,7 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 		s := p.streams[0]
 		if s.cancelled || (s.started && s.off >= s.size) {
 			p.streams[0] = nil
-			p.streams = p.streams[1:]
+			p.streams = dropFirst(p.streams)
 			continue
 		}
 		var hdr int
@@ -198,12 +232,13 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 		if !p.canSend(n) {
 			return
 		}
-		d := &dgram{seq: p.nextSeq}
+		var d *dgram
 		if s.typ == tPut {
 			// The data goes out straight from the source, which the engine
 			// keeps pinned until the put completes; a put that ends early
 			// copies what may still be retransmitted (dgram.own).
-			b := make([]byte, headerSize+putHeader)
+			d = e.putDgram()
+			b := d.putHdr[:]
 			body := b[headerSize:]
 			putFixedHeader(b, e.key, uint32(e.me), tPut, 0, p.nextSeq)
 			le.PutUint64(body[0:], s.opID)
@@ -212,6 +247,7 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			le.PutUint64(body[24:], s.off)
 			d.buf, d.data, d.op = b, bytesAt(unsafe.Add(s.src, s.off), chunk), s.op
 		} else {
+			d = &dgram{}
 			b := e.getBuf(n)
 			body := b[headerSize:]
 			d.buf = b
@@ -230,6 +266,7 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			copy(body[getDataHeader:], bytesAt(unsafe.Add(src, s.off), chunk))
 			r.Release()
 		}
+		d.seq = p.nextSeq
 		p.nextSeq++
 		s.off += chunk
 		s.started = true
@@ -256,20 +293,16 @@ func (e *endpoint) owe(p *peer, now time.Time, urgent bool) {
 // sendAcks sends a pure acknowledgement to every peer owed one that is
 // urgent or due (the others got theirs on a datagram that went their way,
 // or still wait for one).
-func (e *endpoint) sendAcks() {
+func (e *endpoint) sendAcks(now time.Time) {
 	if len(e.owed) == 0 {
 		return
 	}
-	var now time.Time
 	keep := e.owed[:0]
 	for _, p := range e.owed {
 		if !p.ackDue {
 			continue
 		}
 		if !p.ackNow {
-			if now.IsZero() {
-				now = time.Now()
-			}
 			if now.Before(p.ackAt) {
 				keep = append(keep, p)
 				e.armCheck(p.ackAt)
@@ -296,14 +329,30 @@ func (e *endpoint) sendOut() {
 	e.out = e.out[:0]
 }
 
-// recycle returns the buffers of retired datagrams to the pool, once no
+// recycle returns retired datagrams and their buffers for reuse, once no
 // queued packet can point at them any more.
 func (e *endpoint) recycle() {
-	for _, b := range e.retired {
-		e.putBuf(b)
+	for _, d := range e.retired {
+		if d.op != nil && len(e.spare) < maxSpare {
+			*d = dgram{}
+			e.spare = append(e.spare, d)
+		} else if d.op == nil {
+			e.putBuf(d.buf)
+		}
 	}
 	clear(e.retired)
 	e.retired = e.retired[:0]
+}
+
+// putDgram gives a cleared datagram for a put fragment.
+func (e *endpoint) putDgram() *dgram {
+	if n := len(e.spare); n > 0 {
+		d := e.spare[n-1]
+		e.spare[n-1] = nil
+		e.spare = e.spare[:n-1]
+		return d
+	}
+	return &dgram{}
 }
 
 func (e *endpoint) armCheck(t time.Time) {
@@ -523,11 +572,15 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 	// datagram for another peer would send that datagram to this one.
 	i := 0
 	for i < len(p.inflight) && p.inflight[i].acked {
-		e.retired = append(e.retired, p.inflight[i].buf)
+		e.retired = append(e.retired, p.inflight[i])
 		p.inflight[i] = nil
 		i++
 	}
-	p.inflight = p.inflight[i:]
+	if i == len(p.inflight) {
+		p.inflight = p.inflight[:0] // keeps the array for the next datagrams
+	} else {
+		p.inflight = p.inflight[i:]
+	}
 }
 
 // releaseMarks completes puts whose mark our receive side has reached.
@@ -627,6 +680,7 @@ func (e *endpoint) checkTimers(now time.Time) {
 // blocks; several goroutines may call it (one receives at a time).
 func (e *endpoint) progress() bool {
 	worked := false
+	var now time.Time
 	reading := e.rxMu.TryLock()
 	if reading {
 		var n int
@@ -639,7 +693,7 @@ func (e *endpoint) progress() bool {
 			n, err = e.conn.recv(e.rxBufs, e.rxSizes)
 		}
 		if placed || n > 0 {
-			now := time.Now()
+			now = time.Now()
 			e.mu.Lock()
 			if placed {
 				e.handle(e.placedHdr[:], now)
@@ -650,7 +704,12 @@ func (e *endpoint) progress() bool {
 			for i := 0; i < n; i++ {
 				e.handle(e.rxBufs[i][:e.rxSizes[i]], now)
 			}
-			e.flushLocked()
+			// The reading before the batch still serves its answers and
+			// timers, unless copying it out took a while.
+			if n > 1 || (n == 1 && e.rxSizes[0] >= placeMin) {
+				now = time.Now()
+			}
+			e.flushLocked(now)
 			e.rxMu.Unlock()
 			landed := e.landed
 			e.landed = false
@@ -669,10 +728,16 @@ func (e *endpoint) progress() bool {
 	// Timers only where the socket was read: a thread that found it taken
 	// would retransmit for want of an acknowledgement the taker is
 	// reading now (it checks them itself when done).
-	if now := time.Now(); reading && now.UnixNano() >= e.nextCheck.Load() {
+	if !reading {
+		return worked
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if now.UnixNano() >= e.nextCheck.Load() {
 		e.mu.Lock()
 		e.checkTimers(now)
-		e.flushLocked()
+		e.flushLocked(now)
 		e.unlockAndRun()
 	}
 	return worked

@@ -63,6 +63,7 @@ const (
 	initialRTO    = minRTO // until the first round trip is measured
 	addressSize   = 8      // IPv4, port, receive buffer in KiB/4 units
 	loopbackMTU   = 65000
+	maxSpare      = 256  // put fragment datagrams kept for reuse
 	networkMTU    = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
 	rxBufferBytes = 65536
 	ackEvery      = recvBatch // datagrams accepted before an acknowledgement goes out at once
@@ -106,7 +107,8 @@ type endpoint struct {
 	ops         map[uint64]*op
 	nextOp      uint64
 	out         []packet
-	retired     [][]byte // buffers of acknowledged datagrams, recycled after sending
+	retired     []*dgram // acknowledged datagrams, recycled after sending
+	spare       []*dgram // put fragment datagrams for reuse (putDgram)
 	owed        []*peer  // peers that may be owed a pure acknowledgement
 	completions []completion
 	deliveries  []delivery
@@ -353,8 +355,10 @@ func (e *endpoint) getBuf(n int) []byte {
 
 func (e *endpoint) putBuf(b []byte) {
 	if cap(b) >= loopbackMTU {
-		b = b[:cap(b)]
-		e.pool.Put(&b)
+		// Only this copy of the slice header goes to the heap (taking b's
+		// address would move b there on every call).
+		whole := b[:cap(b)]
+		e.pool.Put(&whole)
 	}
 }
 
