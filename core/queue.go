@@ -430,6 +430,15 @@ func (e *Engine) poll() bool {
 // add a timer's granularity to every barrier round.
 const yieldPhase = 2 * time.Millisecond
 
+// maxBusySpin bounds the part of a wait's spin in which it does not yield
+// at all. When the kernel puts two ranks' busy threads on one CPU (it does
+// not separate threads that never sleep, and over UDP nobody is pinned),
+// each message waits for the other's busy spin to end: a udp pingpong ran
+// at 43-60 us one way instead of 4.5 in 2 of 6 runs with 50 us, in none of
+// 6 with 15 (BENCHMARKS.md, 2026-11-23). Yielding costs a system call when
+// nothing else wants the CPU.
+const maxBusySpin = 15 * time.Microsecond
+
 // waitUntil blocks until cond holds. It first polls the transports itself
 // (the waiting thread does the work: no wake-up latency) for the spin time,
 // busy, then keeps polling while yielding the CPU for a little longer, then
@@ -439,6 +448,7 @@ func (e *Engine) waitUntil(cond func() bool) {
 		return
 	}
 	start := time.Now()
+	busy := min(e.spin, maxBusySpin)
 	for i := 0; ; i++ {
 		// The condition is a load or two; polling the transports costs
 		// more, and what a same-host peer writes needs no polling at all.
@@ -451,8 +461,8 @@ func (e *Engine) waitUntil(cond func() bool) {
 		// Busy: the answer usually comes within the spin time, and giving
 		// the CPU away to an unrelated process can cost a whole time slice.
 		// (With more processes than CPUs the spin time is 0.)
-		if e.spin == 0 || i&63 == 63 {
-			if time.Since(start) >= e.spin {
+		if busy == 0 || i&63 == 63 {
+			if time.Since(start) >= busy {
 				break
 			}
 		}
