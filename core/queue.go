@@ -436,7 +436,10 @@ const yieldPhase = 2 * time.Millisecond
 // each message waits for the other's busy spin to end: a udp pingpong ran
 // at 43-60 us one way instead of 4.5 in 2 of 6 runs with 50 us, in none of
 // 6 with 15 (BENCHMARKS.md, 2026-11-23). Yielding costs a system call when
-// nothing else wants the CPU.
+// nothing else wants the CPU. Only the engine's waits are bounded: with the
+// channels' and the barrier's waits (SpinTime, the fast state's spin)
+// bounded too, a same-host channel pingpong took 1.2-1.7 times as long up
+// to 16 bytes (its rare long waits then yield to the rank's own goroutines).
 const maxBusySpin = 15 * time.Microsecond
 
 // waitUntil blocks until cond holds. It first polls the transports itself
