@@ -149,31 +149,25 @@ func (s *socket) send(pkts []packet) error {
 }
 
 func (s *socket) recv(bufs [][]byte, sizes []int) (int, error) {
-	if !s.burst {
-		for {
-			got, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(s.sfd), uintptr(unsafe.Pointer(&bufs[0][0])), uintptr(len(bufs[0])), unix.MSG_DONTWAIT, 0, 0)
-			switch {
-			case errno == unix.EINTR:
-				continue
-			case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
-				return 0, nil
-			case errno != 0:
-				return 0, errno
-			}
-			sizes[0] = int(got)
-			s.burst = true
-			return 1, nil
+	batch := s.burst
+	n := 1
+	if batch {
+		n = min(len(bufs), len(s.recvHdr))
+		for i := 0; i < n; i++ {
+			s.recvIov[i].Base = &bufs[i][0]
+			s.recvIov[i].SetLen(len(bufs[i]))
+			h := &s.recvHdr[i].Hdr
+			*h = unix.Msghdr{Iov: &s.recvIov[i], Iovlen: 1}
 		}
 	}
-	n := min(len(bufs), len(s.recvHdr))
-	for i := 0; i < n; i++ {
-		s.recvIov[i].Base = &bufs[i][0]
-		s.recvIov[i].SetLen(len(bufs[i]))
-		h := &s.recvHdr[i].Hdr
-		*h = unix.Msghdr{Iov: &s.recvIov[i], Iovlen: 1}
-	}
 	for {
-		got, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.recvHdr[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+		var got uintptr
+		var errno unix.Errno
+		if batch {
+			got, _, errno = unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.recvHdr[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+		} else {
+			got, _, errno = unix.Syscall6(unix.SYS_RECVFROM, uintptr(s.sfd), uintptr(unsafe.Pointer(&bufs[0][0])), uintptr(len(bufs[0])), unix.MSG_DONTWAIT, 0, 0)
+		}
 		switch {
 		case errno == unix.EINTR:
 			continue
@@ -182,6 +176,11 @@ func (s *socket) recv(bufs [][]byte, sizes []int) (int, error) {
 			return 0, nil
 		case errno != 0:
 			return 0, errno
+		}
+		if !batch {
+			sizes[0] = int(got)
+			s.burst = true
+			return 1, nil
 		}
 		for i := 0; i < int(got); i++ {
 			sizes[i] = int(s.recvHdr[i].Len)

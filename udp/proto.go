@@ -155,7 +155,7 @@ func (e *endpoint) flushLocked(now time.Time) {
 		for len(p.queue) > 0 && p.canSend(p.queue[0].size()) {
 			d := p.queue[0]
 			p.queue[0] = nil
-			p.queue = dropFirst(p.queue)
+			p.queue = dropFront(p.queue, 1)
 			e.transmit(p, d, now)
 		}
 		if len(p.queue) == 0 {
@@ -177,23 +177,22 @@ func (e *endpoint) flushLocked(now time.Time) {
 	e.recycle()
 }
 
-// dropFirst removes the first element (already cleared) of a queue, and
+// dropFront removes the first n elements (already cleared) of a queue, and
 // rewinds an emptied queue to the start of its array, which a queue
 // advanced past its last element would lose.
-func dropFirst[T any](s []T) []T {
-	if len(s) == 1 {
+func dropFront[T any](s []T, n int) []T {
+	if n == len(s) {
 		return s[:0]
 	}
-	return s[1:]
+	return s[n:]
 }
 
-// keepSmall empties a queue of an idle peer: its array is kept if small.
+// keepSmall lets go of an idle peer's emptied queue if its array is large.
 func keepSmall[T any](s []T) []T {
 	if cap(s) > 16 {
 		return nil
 	}
-	clear(s[:cap(s)])
-	return s[:0]
+	return s
 }
 
 // transmit sends a datagram for the first time.
@@ -218,7 +217,7 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 		s := p.streams[0]
 		if s.cancelled || (s.started && s.off >= s.size) {
 			p.streams[0] = nil
-			p.streams = dropFirst(p.streams)
+			p.streams = dropFront(p.streams, 1)
 			continue
 		}
 		var hdr int
@@ -333,11 +332,12 @@ func (e *endpoint) sendOut() {
 // queued packet can point at them any more.
 func (e *endpoint) recycle() {
 	for _, d := range e.retired {
-		if d.op != nil && len(e.spare) < maxSpare {
+		switch {
+		case d.op == nil: // not a put fragment: its buffer may be pooled
+			e.putBuf(d.buf)
+		case len(e.spare) < maxSpare:
 			*d = dgram{}
 			e.spare = append(e.spare, d)
-		} else if d.op == nil {
-			e.putBuf(d.buf)
 		}
 	}
 	clear(e.retired)
@@ -576,11 +576,7 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 		p.inflight[i] = nil
 		i++
 	}
-	if i == len(p.inflight) {
-		p.inflight = p.inflight[:0] // keeps the array for the next datagrams
-	} else {
-		p.inflight = p.inflight[i:]
-	}
+	p.inflight = dropFront(p.inflight, i)
 }
 
 // releaseMarks completes puts whose mark our receive side has reached.
