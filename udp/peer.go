@@ -69,18 +69,28 @@ func (p *peer) dueAt(d *dgram) time.Time {
 type dgram struct {
 	seq       uint64
 	buf       []byte // header (and body, unless data holds it)
-	data      []byte // put fragment: the source memory itself, sent without a copy
+	data      []byte // fragment data sent without a copy: a put's source, a served get's memory
+	sent      int    // bytes on the wire when first sent: what the window counted
 	sentAt    time.Time
 	firstSent time.Time
 	rto       time.Duration
 	retries   int
 	acked     bool
-	op        *op // put fragment: the put it belongs to
+	op        *op // put fragment: the put it belongs to (counted in op.refs)
 
-	// A put fragment's header lives here (buf is putHdr[:], unless own
-	// moved it): fragment datagrams are reused once acknowledged
-	// (endpoint.spare), so that a stream of puts allocates nothing.
-	putHdr [headerSize + putHeader]byte
+	// served: a fragment of a get served from our memory, srcLen bytes at
+	// srcOff in the stream's range. Its data goes out straight from that memory, which
+	// is pinned (reg) only while a send may read it, and is looked up
+	// again for a retransmission (endpoint.lend).
+	served         *stream
+	srcOff, srcLen uint64
+	reg            *core.Region
+
+	// Small datagrams (a put fragment's header, a get request, an atomic,
+	// a reply) live here, and datagrams are reused once acknowledged
+	// (endpoint.spare), so that a stream of small operations allocates
+	// nothing for its datagrams.
+	small [headerSize + maxSmallBody]byte
 }
 
 // size is the datagram's length on the wire.
@@ -113,6 +123,10 @@ type op struct {
 	done    bool
 	stream  *stream // put: &putStream while it may produce
 	created time.Time
+	// refs counts what may still look at the op: its being unfinished, a
+	// put's stream in the peer's list, each fragment datagram until it is
+	// recycled, an entry in waitMark. At 0 it is reused (endpoint.freeOps).
+	refs int32
 
 	putStream stream // a put's stream, allocated with it
 

@@ -19,6 +19,7 @@ func (e *endpoint) Put(peerIdx int, dst core.GA, src unsafe.Pointer, n uint64, c
 	o.fragsLeft = max((n+per-1)/per, 1)
 	o.putStream = stream{typ: tPut, opID: o.id, op: o, src: src, dstGA: dst, size: n}
 	o.stream = &o.putStream
+	o.refs++ // the stream in p.streams
 	p.streams = append(p.streams, o.stream)
 	e.activate(p)
 	e.flushLocked(o.created)
@@ -70,7 +71,15 @@ func (e *endpoint) Send(peerIdx int, msg []byte) {
 
 func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 	e.nextOp++
-	o := &op{id: e.nextOp, kind: kind, peer: p, c: c, created: time.Now()}
+	var o *op
+	if n := len(e.freeOps); n > 0 {
+		o = e.freeOps[n-1]
+		e.freeOps[n-1] = nil
+		e.freeOps = e.freeOps[:n-1]
+	} else {
+		o = new(op)
+	}
+	*o = op{id: e.nextOp, kind: kind, peer: p, c: c, created: time.Now(), refs: 1}
 	e.ops[o.id] = o
 	// Our datagrams may all be acknowledged while we still wait for the
 	// peer (the data of a get, an atomic's answer): look again later.
@@ -78,12 +87,30 @@ func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 	return o
 }
 
+// unref drops one reference to o, and keeps o for reuse when none is left.
+// (A reference not dropped on some rare path only leaves o to the
+// collector.)
+func (e *endpoint) unref(o *op) {
+	o.refs--
+	if o.refs == 0 && len(e.freeOps) < maxFreeOps {
+		*o = op{}
+		e.freeOps = append(e.freeOps, o)
+	}
+}
+
 // newDgram queues a small reliable datagram with a body of n bytes and
 // returns its buffer for the caller to fill in.
 func (e *endpoint) newDgram(p *peer, typ, status uint8, n int) []byte {
-	b := e.getBuf(headerSize + n)
+	d := e.getDgram()
+	var b []byte
+	if n <= maxSmallBody {
+		b = d.small[:headerSize+n]
+	} else {
+		b = e.getBuf(headerSize + n)
+	}
 	putFixedHeader(b, e.key, uint32(e.me), typ, status, p.nextSeq)
-	p.queue = append(p.queue, &dgram{seq: p.nextSeq, buf: b})
+	d.seq, d.buf = p.nextSeq, b
+	p.queue = append(p.queue, d)
 	p.nextSeq++
 	e.activate(p)
 	return b
@@ -114,6 +141,7 @@ func (e *endpoint) finish(o *op, val uint64, st core.Status) {
 		}
 	}
 	e.completions = append(e.completions, completion{o.c, val, st.Err()})
+	e.unref(o)
 }
 
 // unlockAndRun releases the lock and runs the callbacks collected under it.
@@ -177,12 +205,20 @@ func (e *endpoint) flushLocked(now time.Time) {
 	e.recycle()
 }
 
-// dropFront removes the first n elements (already cleared) of a queue, and
-// rewinds an emptied queue to the start of its array, which a queue
-// advanced past its last element would lose.
+// dropFront removes the first n elements (already cleared) of a queue. A
+// queue left empty or short starts again at the front of its array: one
+// that only advanced would run off its end and allocate a new array every
+// few datagrams when it never quite empties (a channel's messages and
+// count updates in flight together).
 func dropFront[T any](s []T, n int) []T {
-	if n == len(s) {
+	left := len(s) - n
+	switch {
+	case left == 0:
 		return s[:0]
+	case left <= 8 && n > 0:
+		copy(s, s[n:])
+		clear(s[left:])
+		return s[:left]
 	}
 	return s[n:]
 }
@@ -197,9 +233,9 @@ func keepSmall[T any](s []T) []T {
 
 // transmit sends a datagram for the first time.
 func (e *endpoint) transmit(p *peer, d *dgram, now time.Time) {
-	d.sentAt, d.firstSent, d.rto = now, now, p.rto
+	d.sentAt, d.firstSent, d.rto, d.sent = now, now, p.rto, d.size()
 	p.inflight = append(p.inflight, d)
-	p.inflightBytes += d.size()
+	p.inflightBytes += d.sent
 	e.stamp(p, d.buf)
 	e.out = append(e.out, packet{to: p.addr, data: d.buf, tail: d.data})
 	e.armCheck(now.Add(d.rto))
@@ -218,6 +254,9 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 		if s.cancelled || (s.started && s.off >= s.size) {
 			p.streams[0] = nil
 			p.streams = dropFront(p.streams, 1)
+			if s.op != nil {
+				e.unref(s.op)
+			}
 			continue
 		}
 		var hdr int
@@ -236,8 +275,8 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			// The data goes out straight from the source, which the engine
 			// keeps pinned until the put completes; a put that ends early
 			// copies what may still be retransmitted (dgram.own).
-			d = e.putDgram()
-			b := d.putHdr[:]
+			d = e.getDgram()
+			b := d.small[:headerSize+putHeader]
 			body := b[headerSize:]
 			putFixedHeader(b, e.key, uint32(e.me), tPut, 0, p.nextSeq)
 			le.PutUint64(body[0:], s.opID)
@@ -245,25 +284,24 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			le.PutUint64(body[16:], s.size)
 			le.PutUint64(body[24:], s.off)
 			d.buf, d.data, d.op = b, bytesAt(unsafe.Add(s.src, s.off), chunk), s.op
+			s.op.refs++
 		} else {
-			d = &dgram{}
-			b := e.getBuf(n)
-			body := b[headerSize:]
-			d.buf = b
-			src, r, st := e.host.Acquire(s.srcGA, s.size)
-			if st != core.StatusOK {
+			// Served data goes out straight from our memory, as a put's does.
+			d = e.getDgram()
+			d.served, d.srcOff, d.srcLen = s, s.off, chunk
+			if st := e.lend(d); st != core.StatusOK {
 				// The memory was unregistered while we served the get.
-				e.putBuf(b)
+				e.keepDgram(d)
 				s.cancelled = true
 				eb := e.newDgram(p, tGetErr, uint8(st), 8)
 				le.PutUint64(eb[headerSize:], s.opID)
 				return
 			}
+			b := d.small[:headerSize+getDataHeader]
 			putFixedHeader(b, e.key, uint32(e.me), tGetData, 0, p.nextSeq)
-			le.PutUint64(body[0:], s.opID)
-			le.PutUint64(body[8:], s.off)
-			copy(body[getDataHeader:], bytesAt(unsafe.Add(src, s.off), chunk))
-			r.Release()
+			le.PutUint64(b[headerSize:], s.opID)
+			le.PutUint64(b[headerSize+8:], s.off)
+			d.buf = b
 		}
 		d.seq = p.nextSeq
 		p.nextSeq++
@@ -326,26 +364,55 @@ func (e *endpoint) sendOut() {
 	}
 	clear(e.out)
 	e.out = e.out[:0]
+	// No send reads served memory any more.
+	for _, d := range e.lent {
+		d.reg.Release()
+		d.reg, d.data = nil, nil
+	}
+	clear(e.lent)
+	e.lent = e.lent[:0]
+}
+
+// lend points a served fragment at its data and pins that memory until
+// the next sendOut. Not OK: the memory is no longer registered.
+func (e *endpoint) lend(d *dgram) core.Status {
+	if d.reg != nil {
+		return core.StatusOK // lent already in this round
+	}
+	s := d.served
+	src, r, st := e.host.Acquire(s.srcGA, s.size)
+	if st != core.StatusOK {
+		return st
+	}
+	d.data, d.reg = bytesAt(unsafe.Add(src, d.srcOff), d.srcLen), r
+	e.lent = append(e.lent, d)
+	return core.StatusOK
 }
 
 // recycle returns retired datagrams and their buffers for reuse, once no
 // queued packet can point at them any more.
 func (e *endpoint) recycle() {
 	for _, d := range e.retired {
-		switch {
-		case d.op == nil: // not a put fragment: its buffer may be pooled
-			e.putBuf(d.buf)
-		case len(e.spare) < maxSpare:
-			*d = dgram{}
-			e.spare = append(e.spare, d)
+		if d.op != nil {
+			e.unref(d.op)
 		}
+		e.putBuf(d.buf) // pools only the large buffers of getBuf
+		e.keepDgram(d)
 	}
 	clear(e.retired)
 	e.retired = e.retired[:0]
 }
 
-// putDgram gives a cleared datagram for a put fragment.
-func (e *endpoint) putDgram() *dgram {
+// keepDgram clears a datagram nothing refers to and keeps it for reuse.
+func (e *endpoint) keepDgram(d *dgram) {
+	if len(e.spare) < maxSpare {
+		*d = dgram{}
+		e.spare = append(e.spare, d)
+	}
+}
+
+// getDgram gives a cleared datagram.
+func (e *endpoint) getDgram() *dgram {
 	if n := len(e.spare); n > 0 {
 		d := e.spare[n-1]
 		e.spare[n-1] = nil
@@ -467,11 +534,19 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		}
 		o := e.ops[le.Uint64(body)]
 		off, data := le.Uint64(body[8:]), body[getDataHeader:]
-		if o == nil || o.kind != opGet || o.peer != p || off > o.size || uint64(len(data)) > o.size-off {
+		n := uint64(len(data))
+		if e.placed >= 0 {
+			n = uint64(e.placed) // recvPlaced checked it and wrote the data already
+		} else if len(data) >= placeMin {
+			e.rxBulk = true
+		}
+		if o == nil || o.kind != opGet || o.peer != p || off > o.size || n > o.size-off {
 			return
 		}
-		copy(bytesAt(unsafe.Add(o.dst, off), uint64(len(data))), data)
-		o.received += uint64(len(data))
+		if e.placed < 0 {
+			copy(bytesAt(unsafe.Add(o.dst, off), n), data)
+		}
+		o.received += n
 		if o.received == o.size {
 			e.finish(o, 0, core.StatusOK)
 		}
@@ -520,12 +595,12 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 		d.acked = true
 		p.lastProgress = now
 		p.quietUntil = time.Time{} // the peer is taking datagrams again
-		p.inflightBytes -= d.size()
+		p.inflightBytes -= d.sent
 		if d.retries == 0 {
 			p.updateRTT(now.Sub(d.sentAt))
 		}
 		// Additive increase: about one datagram per round trip.
-		p.cwnd = min(p.cwnd+max(d.size()*d.size()/max(p.cwnd, 1), 1), p.maxWindow)
+		p.cwnd = min(p.cwnd+max(d.sent*d.sent/max(p.cwnd, 1), 1), p.maxWindow)
 		if o := d.op; o != nil && !o.done {
 			o.fragsLeft--
 			o.mark = max(o.mark, h.txMark)
@@ -533,6 +608,7 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 				if p.rxNext >= o.mark {
 					e.finish(o, 0, core.StatusOK)
 				} else {
+					o.refs++
 					p.waitMark = append(p.waitMark, o)
 				}
 			}
@@ -583,9 +659,13 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 func (e *endpoint) releaseMarks(p *peer) {
 	keep := p.waitMark[:0]
 	for _, o := range p.waitMark {
-		if p.rxNext >= o.mark {
+		switch {
+		case p.rxNext >= o.mark:
 			e.finish(o, 0, core.StatusOK)
-		} else if !o.done {
+			e.unref(o)
+		case o.done:
+			e.unref(o)
+		default:
 			keep = append(keep, o)
 		}
 	}
@@ -599,6 +679,16 @@ func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
 	e.stats.resent.Add(1)
 	d.rto = min(d.rto*2, maxRTO)
 	d.sentAt = now
+	if d.served != nil {
+		if st := e.lend(d); st != core.StatusOK {
+			// The memory was unregistered since: the fragment, under its
+			// sequence number, becomes the get's error report.
+			id := le.Uint64(d.buf[headerSize:])
+			d.buf, d.served = d.small[:headerSize+8], nil
+			putFixedHeader(d.buf, e.key, uint32(e.me), tGetErr, uint8(st), d.seq)
+			le.PutUint64(d.buf[headerSize:], id)
+		}
+	}
 	e.stamp(p, d.buf)
 	e.out = append(e.out, packet{to: p.addr, data: d.buf, tail: d.data})
 	e.armCheck(now.Add(d.rto))
@@ -692,10 +782,12 @@ func (e *endpoint) progress() bool {
 			now = time.Now()
 			e.mu.Lock()
 			if placed {
-				e.handle(e.placedHdr[:], now)
+				e.handle(e.placedHdr[:e.placedHdrLen], now)
 				e.placed = -1
-				e.placedReg.Release()
-				e.placedReg = nil
+				if e.placedReg != nil {
+					e.placedReg.Release()
+					e.placedReg = nil
+				}
 			}
 			for i := 0; i < n; i++ {
 				e.handle(e.rxBufs[i][:e.rxSizes[i]], now)
@@ -740,46 +832,69 @@ func (e *endpoint) progress() bool {
 }
 
 // recvPlaced receives the next datagram straight into its destination if
-// it is a large put fragment that will be executed: from this peer's
-// stream, not seen before, within bounds. Then handle finishes it with
-// placedHdr (e.placed is set). none: nothing waits.
+// it is a large fragment that will be executed: a put fragment or the data
+// of a get of ours, from this peer's stream, not seen before, within
+// bounds. Then handle finishes it with placedHdr[:placedHdrLen] (e.placed
+// is set). none: nothing waits.
 func (e *endpoint) recvPlaced() (placed, none bool) {
-	hdr := e.peekHdr[:]
-	n, size, err := e.conn.peek(hdr)
+	n, size, err := e.conn.peek(e.peekHdr[:])
 	if err != nil || n == 0 {
 		return false, err == nil
 	}
-	h, ok := parseHeader(hdr[:n])
-	if !ok || n < len(hdr) || size-len(hdr) < placeMin || h.typ != tPut || !e.connected.Load() ||
-		h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
+	h, ok := parseHeader(e.peekHdr[:n])
+	hdrLen := headerSize + putHeader
+	if h.typ == tGetData {
+		hdrLen = headerSize + getDataHeader
+	}
+	if !ok || n < len(e.peekHdr) || size-hdrLen < placeMin || (h.typ != tPut && h.typ != tGetData) ||
+		!e.connected.Load() || h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
 		e.rxBulk = false
 		return false, false
 	}
-	body := hdr[headerSize:]
-	dst, total, off := core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
-	dataLen := uint64(size - len(hdr))
-	if off > total || dataLen > total-off {
-		return false, false
-	}
+	body := e.peekHdr[headerSize:]
+	dataLen := uint64(size - hdrLen)
+	var ptr unsafe.Pointer
+	var r *core.Region
 	e.mu.Lock()
 	p := e.peers[h.src]
 	fresh := p != nil && p.fresh(h.seq)
+	if fresh && h.typ == tGetData {
+		// Only this thread finishes operations (it handles what arrives),
+		// so the get stays as found until its fragment is handled.
+		o, off := e.ops[le.Uint64(body)], le.Uint64(body[8:])
+		if o != nil && o.kind == opGet && o.peer == p && off <= o.size && dataLen <= o.size-off {
+			ptr = unsafe.Add(o.dst, off)
+		}
+	}
 	e.mu.Unlock()
 	if !fresh {
 		return false, false // a duplicate: the copying path drops it
 	}
-	ptr, r, st := e.host.Acquire(dst, total)
-	if st != core.StatusOK {
-		return false, false // the copying path reports it
+	if h.typ == tPut {
+		dst, total, off := core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
+		if off > total || dataLen > total-off {
+			return false, false
+		}
+		var st core.Status
+		ptr, r, st = e.host.Acquire(dst, total)
+		if st != core.StatusOK {
+			return false, false // the copying path reports it
+		}
+		ptr = unsafe.Add(ptr, off)
+	} else if ptr == nil {
+		return false, false // not for a get of ours: the copying path drops it
 	}
 	// This thread is the socket's only reader (rxMu): the datagram taken
 	// is the one peeked.
-	got, err := e.conn.recvInto(e.placedHdr[:], bytesAt(unsafe.Add(ptr, off), dataLen))
-	if err != nil || got != size || e.placedHdr != e.peekHdr {
-		r.Release()
+	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen))
+	if err != nil || got != size || string(e.placedHdr[:hdrLen]) != string(e.peekHdr[:hdrLen]) {
+		if r != nil {
+			r.Release()
+		}
 		return false, false
 	}
-	e.placed, e.placedReg = int(dataLen), r
+	e.placed, e.placedHdrLen, e.placedReg = int(dataLen), hdrLen, r
+	e.stats.placed.Add(1)
 	return true, false
 }
 

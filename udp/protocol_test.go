@@ -22,9 +22,13 @@ type fakeHost struct {
 	fatal   []error
 	msgs    [][]byte
 	polled  atomic.Bool // Polled: an application thread polls in a wait
+	gone    atomic.Bool // the memory was unregistered: accesses fail
 }
 
 func (h *fakeHost) Acquire(ga core.GA, n uint64) (unsafe.Pointer, *core.Region, core.Status) {
+	if h.gone.Load() {
+		return nil, nil, core.StatusBadSegment
+	}
 	if uint64(ga) > uint64(len(h.mem)) || n > uint64(len(h.mem))-uint64(ga) {
 		return nil, nil, core.StatusOutOfBounds
 	}
@@ -349,4 +353,60 @@ func received(e *endpoint, h *fakeHost, off, n int) []byte {
 	e.rxMu.Lock()
 	defer e.rxMu.Unlock()
 	return append([]byte(nil), h.mem[off:off+n]...)
+}
+
+// A large get's data is sent from the owner's memory and received straight
+// into the destination, under faults as well.
+func TestLargeGetLandsInPlace(t *testing.T) {
+	for _, faults := range []string{"", "loss=0.05,dup=0.05,reorder=0.1,seed=7"} {
+		t.Run("faults="+faults, func(t *testing.T) {
+			var kv []string
+			if faults != "" {
+				kv = []string{"udp-faults", faults}
+			}
+			eps, hosts := pair(t, kv...)
+			eps[1].mu.Lock() // the server reads its memory under its lock
+			for i := range hosts[1].mem {
+				hosts[1].mem[i] = byte(i*11 + 3)
+			}
+			eps[1].mu.Unlock()
+			dst := make([]byte, 600000)
+			for round := 0; round < 3; round++ {
+				clear(dst)
+				w := newWait()
+				eps[0].Get(1, 4096, unsafe.Pointer(&dst[0]), uint64(len(dst)), w)
+				w.wait(t)
+				require.NoError(t, w.err)
+				require.Equal(t, hosts[1].mem[4096:4096+len(dst)], dst, "round %d", round)
+			}
+			assert.Positive(t, eps[0].stats.placed.Load(), "no fragment was received in place")
+		})
+	}
+}
+
+// Served memory that is unregistered before a fragment's retransmission
+// is not read again: the retransmission becomes the get's error report.
+func TestServedMemoryGoneBeforeRetransmission(t *testing.T) {
+	eps, hosts := pair(t)
+	// Everything the server sends is lost until the memory is gone.
+	lossy, err := newFaultyConn(eps[1].sock, "loss=0.999999,seed=3")
+	require.NoError(t, err)
+	setConn := func(c packetConn) {
+		eps[1].rxMu.Lock()
+		eps[1].mu.Lock()
+		eps[1].conn = c
+		eps[1].mu.Unlock()
+		eps[1].rxMu.Unlock()
+	}
+	setConn(lossy)
+	dst := make([]byte, 200000)
+	w := newWait()
+	eps[0].Get(1, 0, unsafe.Pointer(&dst[0]), uint64(len(dst)), w)
+	require.Eventually(t, func() bool { return eps[1].stats.sent.Load() > 0 }, 5*time.Second, time.Millisecond,
+		"the server sent nothing")
+	hosts[1].gone.Store(true)
+	setConn(eps[1].sock)
+	w.wait(t)
+	assert.Equal(t, core.StatusBadSegment, core.StatusOf(w.err))
+	assert.Equal(t, make([]byte, len(dst)), dst, "data arrived from memory that was gone")
 }

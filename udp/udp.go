@@ -63,7 +63,8 @@ const (
 	initialRTO    = minRTO // until the first round trip is measured
 	addressSize   = 8      // IPv4, port, receive buffer in KiB/4 units
 	loopbackMTU   = 65000
-	maxSpare      = 256  // put fragment datagrams kept for reuse
+	maxSpare      = 256  // acknowledged datagrams kept for reuse
+	maxFreeOps    = 256  // finished operations kept for reuse
 	networkMTU    = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
 	rxBufferBytes = 65536
 	ackEvery      = recvBatch // datagrams accepted before an acknowledgement goes out at once
@@ -108,7 +109,9 @@ type endpoint struct {
 	nextOp      uint64
 	out         []packet
 	retired     []*dgram // acknowledged datagrams, recycled after sending
-	spare       []*dgram // put fragment datagrams for reuse (putDgram)
+	spare       []*dgram // acknowledged datagrams for reuse (getDgram)
+	freeOps     []*op    // operations nothing refers to any more, for reuse
+	lent        []*dgram // served fragments whose memory is pinned until sendOut
 	owed        []*peer  // peers that may be owed a pure acknowledgement
 	completions []completion
 	deliveries  []delivery
@@ -125,15 +128,17 @@ type endpoint struct {
 	// Large put fragments are received straight into their destination
 	// while they keep coming (rxBulk): the header is peeked and checked
 	// first, then the data lands where it belongs without a copy of ours.
-	rxBulk    bool
-	peekHdr   [headerSize + putHeader]byte
-	placedHdr [headerSize + putHeader]byte
-	placed    int          // bytes of the datagram being handled already in place, or -1
-	placedReg *core.Region // the destination's pin while they are
-	rxPartial bool         // the last put fragment received was not its put's last
+	rxBulk       bool
+	peekHdr      [headerSize + putHeader]byte
+	placedHdr    [headerSize + putHeader]byte
+	placed       int          // bytes of the datagram being handled already in place, or -1
+	placedHdrLen int          // and the length of its header in placedHdr
+	placedReg    *core.Region // a put's destination's pin while they are
+	rxPartial    bool         // the last put fragment received was not its put's last
 
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
+		placed                          atomic.Int64 // fragments received straight into their destination
 	}
 
 	closed atomic.Bool

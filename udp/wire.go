@@ -45,6 +45,7 @@ const (
 const (
 	putHeader     = 32
 	getDataHeader = 16
+	maxSmallBody  = 40 // the largest fixed body (tAtomic)
 )
 
 var le = binary.LittleEndian
