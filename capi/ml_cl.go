@@ -240,13 +240,22 @@ func goacp_nbfree_ch(h C.uintptr_t) C.uintptr_t {
 
 // wait waits for request h and releases its handle (and a freed
 // channel's); (size_t)-1 when h is bad or the request failed.
-func (l *clLib) wait(fn string, h C.uintptr_t) C.size_t {
+// wait waits for request h, element index of acp_waitall_ch's array (-1:
+// acp_wait_ch's request). The index is formatted only for a message: a
+// window of small messages waited for together allocated a string each.
+func (l *clLib) wait(index int, h C.uintptr_t) C.size_t {
 	if gh, ok := orphans.LoadAndDelete(h); ok {
 		h = gh.(C.uintptr_t)
 	}
+	fn := func() string {
+		if index < 0 {
+			return "acp_wait_ch"
+		}
+		return fmt.Sprintf("acp_waitall_ch: request [%d]", index)
+	}
 	r := requests.take(h)
 	if r == nil {
-		l.fail("%s(%#x): %s", fn, uintptr(h), badHandle("request", h))
+		l.fail("%s(%#x): %s", fn(), uintptr(h), badHandle("request", h))
 		return errSize
 	}
 	n, err := r.Wait()
@@ -254,7 +263,7 @@ func (l *clLib) wait(fn string, h C.uintptr_t) C.size_t {
 		forgetChannel(c.(C.uintptr_t))
 	}
 	if err != nil {
-		l.fail("%s(%#x): %v", fn, uintptr(h), err)
+		l.fail("%s(%#x): %v", fn(), uintptr(h), err)
 		return errSize
 	}
 	return C.size_t(n)
@@ -266,7 +275,7 @@ func goacp_wait_ch(h C.uintptr_t) C.size_t {
 	if l == nil {
 		return errSize
 	}
-	return l.wait("acp_wait_ch", h)
+	return l.wait(-1, h)
 }
 
 //export goacp_waitall_ch
@@ -289,7 +298,7 @@ func goacp_waitall_ch(hs *C.uintptr_t, n C.int, sizes *C.size_t) C.int {
 	}
 	rc := C.int(0)
 	for i, h := range reqs {
-		v := l.wait(fmt.Sprintf("acp_waitall_ch: request [%d]", i), h)
+		v := l.wait(i, h)
 		if v == errSize {
 			rc = -1
 		}

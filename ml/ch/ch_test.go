@@ -33,7 +33,7 @@ func newWorld(t *testing.T, n int, settings ...string) *world {
 }
 
 // newWorldOn is newWorld over the named transport.
-func newWorldOn(t *testing.T, transport string, n int, settings ...string) *world {
+func newWorldOn(t testing.TB, transport string, n int, settings ...string) *world {
 	t.Helper()
 	w := &world{World: coretest.NewWorld(t, n, transport, append([]string{"size-smem-cl=1024"}, settings...)...)}
 	w.seg = make([]*segbuf.Lib, n)

@@ -345,9 +345,17 @@ func (c *Channel) prefetch() bool {
 // enough to repay two copiers.
 func sharedCopyOf(h header, n uint64) bool { return h.help && n >= sharedMin }
 
-func (c *Channel) popRecv() {
-	c.recv[0] = nil
-	c.recv = c.recv[1:]
+func (c *Channel) popRecv() { c.recv = popFront(c.recv) }
+
+// popFront removes a queue's first request. An emptied queue starts again
+// at the front of its array: one that only advanced would run off its end
+// and allocate a new one every few messages.
+func popFront(q []*Request) []*Request {
+	q[0] = nil
+	if len(q) == 1 {
+		return q[:0]
+	}
+	return q[1:]
 }
 
 func (c *Channel) drop() {

@@ -18,8 +18,7 @@ func (c *Channel) progressSend() (changed bool) {
 	released := c.p.Count()
 	for len(c.rdv) > 0 && released >= c.rdv[0].seq {
 		r := c.rdv[0]
-		c.rdv[0] = nil
-		c.rdv = c.rdv[1:]
+		c.rdv = popFront(c.rdv)
 		// The receiver released the slot after its copy completed: the
 		// buffer is ours again.
 		_ = c.l.e.Unregister(r.key)
@@ -48,8 +47,7 @@ func (c *Channel) progressSend() (changed bool) {
 		if !finished {
 			break
 		}
-		c.push[0] = nil
-		c.push = c.push[1:]
+		c.push = popFront(c.push)
 	}
 	if c.lingering && c.err == nil {
 		if c.lingerSend() {

@@ -1,0 +1,98 @@
+package ch_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/ml/ch"
+	_ "github.com/libacp/libacp/udp"
+)
+
+// BenchmarkChannelPingpongUDP8: round trips of an 8-byte channel message
+// over udp, as acpbench chpingpong runs them; allocations per round trip
+// are the garbage the channel path leaves behind.
+func BenchmarkChannelPingpongUDP8(b *testing.B) {
+	w := newWorldOn(b, "udp", 2)
+	defer w.close()
+	p := openPingpong(b, w)
+	b.ReportAllocs()
+	b.ResetTimer()
+	p.run(b.N)
+	b.StopTimer()
+	p.close()
+}
+
+// TestChannelPingpongAllocations: an 8-byte channel message over udp
+// allocates its two requests (the send's and the receive's) and nothing
+// else once warm: no queue, datagram or operation of the layers below.
+func TestChannelPingpongAllocations(t *testing.T) {
+	w := newWorldOn(t, "udp", 2)
+	defer w.close()
+	p := openPingpong(t, w)
+	defer p.close()
+	p.run(500)
+	const rounds = 2000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p.run(rounds)
+	runtime.ReadMemStats(&after)
+	perRound := float64(after.Mallocs-before.Mallocs) / rounds
+	t.Logf("%.2f allocations per round trip", perRound)
+	assert.LessOrEqual(t, perRound, 4.5, "allocations per round trip of an 8-byte channel pingpong (4 requests)")
+}
+
+// chPingpong is a pair of channels between ranks 0 and 1, one each way,
+// for round trips of an 8-byte message.
+type chPingpong struct {
+	w    *world
+	out  [2]*ch.Channel // out[r]: r sends on it
+	in   [2]*ch.Channel // in[r]: r receives on it
+	bufs [2][]byte
+}
+
+func openPingpong(tb testing.TB, w *world) *chPingpong {
+	p := &chPingpong{w: w, bufs: [2][]byte{cmem(tb, 8), cmem(tb, 8)}}
+	w.Run(func(r int, _ *core.Engine) error {
+		var err error
+		if p.out[r], err = w.ch[r].Create(r, 1-r); err != nil {
+			return err
+		}
+		p.in[r], err = w.ch[r].Create(1-r, r)
+		return err
+	})
+	return p
+}
+
+func (p *chPingpong) run(rounds int) {
+	p.w.Run(func(r int, _ *core.Engine) error {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for i := 0; i < rounds; i++ {
+			if r == 0 {
+				if err := send(p.out[r], p.bufs[r]); err != nil {
+					return err
+				}
+			}
+			n, err := recv(p.in[r], p.bufs[r])
+			if err != nil {
+				return err
+			}
+			if n != 8 {
+				return check(false, "received %d bytes, want 8", n)
+			}
+			if r == 1 {
+				if err := send(p.out[r], p.bufs[r]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (p *chPingpong) close() {
+	p.w.Run(func(r int, _ *core.Engine) error { return freeBoth(p.out[r], p.in[r]) })
+}
