@@ -760,6 +760,11 @@ func TestRendezvousCopiedAhead(t *testing.T) {
 	w.exchange(
 		func(c *ch.Channel) error { return sendAll(t, c, msgs, 7, false) },
 		func(c *ch.Channel) error {
+			// Every announcement is in the ring before the first receive is
+			// posted (the sender posts all its messages at once and the ring
+			// holds them all): otherwise each copy could be done before the
+			// next announcement landed, and nothing would go ahead.
+			time.Sleep(20 * time.Millisecond)
 			bufs := make([][]byte, len(msgs))
 			qs := make([]*ch.Request, len(msgs))
 			for i, m := range msgs {
