@@ -187,30 +187,31 @@ func (q *queue) completed() Handle {
 }
 
 // run starts c and then whatever its completion made ready, iteratively
-// (a chain of ordered local operations must not recurse).
+// (a chain of ordered local operations must not recurse). The list lives
+// on the stack unless a chain outgrows it.
 func (q *queue) run(c *cmd) {
-	ready := []*cmd{c}
-	for len(ready) > 0 {
-		c := ready[0]
-		ready = ready[1:]
-		if err, finished := q.e.start(c); finished {
-			ready = append(ready, q.finish(c, err)...)
+	var buf [8]*cmd
+	ready := append(buf[:0], c)
+	for i := 0; i < len(ready); i++ {
+		if err, finished := q.e.start(ready[i]); finished {
+			ready = q.finish(ready[i], err, ready)
 		}
 	}
 }
 
 // complete is called when a started operation ended.
 func (q *queue) complete(c *cmd, err error) {
-	if ready := q.finish(c, err); len(ready) > 0 {
-		for _, r := range ready {
-			q.run(r)
-		}
+	var buf [4]*cmd
+	for _, r := range q.finish(c, err, buf[:0]) {
+		q.run(r)
 	}
 }
 
-// finish marks c done, advances the low-water mark, and returns the
-// waiting operations whose start condition now holds (marked running).
-func (q *queue) finish(c *cmd, err error) []*cmd {
+// finish marks c done, advances the low-water mark, and appends to ready
+// the waiting operations whose start condition now holds (marked
+// running): an ordered operation started by the completion of the one
+// before it allocated a list of its own.
+func (q *queue) finish(c *cmd, err error, ready []*cmd) []*cmd {
 	if err != nil {
 		q.e.opFailed(c, err)
 	}
@@ -230,7 +231,6 @@ func (q *queue) finish(c *cmd, err error) []*cmd {
 		d++
 	}
 	q.done.Store(d)
-	var ready []*cmd
 	if len(q.waiting) > 0 {
 		keep := q.waiting[:0]
 		for _, w := range q.waiting {
