@@ -79,12 +79,14 @@ type dgram struct {
 	op        *op // put fragment: the put it belongs to (counted in op.refs)
 
 	// served: a fragment of a get served from our memory, srcLen bytes at
-	// srcOff in the stream's range. Its data goes out straight from that memory, which
-	// is pinned (reg) only while a send may read it, and is looked up
-	// again for a retransmission (endpoint.lend).
-	served         *stream
-	srcOff, srcLen uint64
-	reg            *core.Region
+	// srcOff in the get's range (srcGA, srcSize, which every access checks
+	// whole). Its data goes out straight from that memory, which is pinned
+	// (reg) only while a send may read it, and is looked up again for a
+	// retransmission (endpoint.lend).
+	served                  bool
+	srcGA                   core.GA
+	srcSize, srcOff, srcLen uint64
+	reg                     *core.Region
 
 	// Small datagrams (a put fragment's header, a get request, an atomic,
 	// a reply) live here, and datagrams are reused once acknowledged

@@ -146,16 +146,22 @@ func (e *endpoint) finish(o *op, val uint64, st core.Status) {
 
 // unlockAndRun releases the lock and runs the callbacks collected under it.
 // A few completions (the usual case) are copied out, and their slice stays
-// with the endpoint for the next ones.
+// with the endpoint for the next ones; a longer list is taken whole, and
+// the endpoint continues with the one the last long list left behind.
 func (e *endpoint) unlockAndRun() {
 	var few [4]completion
+	// long is read from e.completions, never from comps: a variable that
+	// may hold few and is stored in the endpoint would move few to the
+	// heap, an allocation per call.
+	var long []completion
 	comps, dels, fatal := e.completions, e.deliveries, e.fatal
-	if len(comps) <= len(few) {
+	if len(comps) > len(few) {
+		long = e.completions
+		e.completions, e.spareCompletions = e.spareCompletions, nil
+	} else {
 		comps = few[:copy(few[:], comps)]
 		clear(e.completions)
 		e.completions = e.completions[:0]
-	} else {
-		e.completions = nil
 	}
 	e.deliveries, e.fatal = nil, nil
 	e.mu.Unlock()
@@ -164,6 +170,14 @@ func (e *endpoint) unlockAndRun() {
 	}
 	for _, c := range comps {
 		c.c.OnComplete(c.val, c.err)
+	}
+	if long != nil {
+		clear(long)
+		e.mu.Lock()
+		if e.spareCompletions == nil {
+			e.spareCompletions = long[:0]
+		}
+		e.mu.Unlock()
 	}
 	if fatal != nil {
 		e.host.Fatal(fatal)
@@ -256,6 +270,11 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			p.streams = dropFront(p.streams, 1)
 			if s.op != nil {
 				e.unref(s.op)
+			} else if len(e.spareStreams) < maxSpare {
+				// A served get's: nothing refers to it any more (its
+				// fragments carry what they need).
+				*s = stream{}
+				e.spareStreams = append(e.spareStreams, s)
 			}
 			continue
 		}
@@ -288,7 +307,7 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 		} else {
 			// Served data goes out straight from our memory, as a put's does.
 			d = e.getDgram()
-			d.served, d.srcOff, d.srcLen = s, s.off, chunk
+			d.served, d.srcGA, d.srcSize, d.srcOff, d.srcLen = true, s.srcGA, s.size, s.off, chunk
 			if st := e.lend(d); st != core.StatusOK {
 				// The memory was unregistered while we served the get.
 				e.keepDgram(d)
@@ -379,8 +398,7 @@ func (e *endpoint) lend(d *dgram) core.Status {
 	if d.reg != nil {
 		return core.StatusOK // lent already in this round
 	}
-	s := d.served
-	src, r, st := e.host.Acquire(s.srcGA, s.size)
+	src, r, st := e.host.Acquire(d.srcGA, d.srcSize)
 	if st != core.StatusOK {
 		return st
 	}
@@ -525,7 +543,16 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			return
 		}
 		r.Release()
-		p.streams = append(p.streams, &stream{typ: tGetData, opID: id, srcGA: src, size: size})
+		var s *stream
+		if n := len(e.spareStreams); n > 0 {
+			s = e.spareStreams[n-1]
+			e.spareStreams[n-1] = nil
+			e.spareStreams = e.spareStreams[:n-1]
+		} else {
+			s = new(stream)
+		}
+		*s = stream{typ: tGetData, opID: id, srcGA: src, size: size}
+		p.streams = append(p.streams, s)
 		e.activate(p)
 
 	case tGetData:
@@ -679,12 +706,12 @@ func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
 	e.stats.resent.Add(1)
 	d.rto = min(d.rto*2, maxRTO)
 	d.sentAt = now
-	if d.served != nil {
+	if d.served {
 		if st := e.lend(d); st != core.StatusOK {
 			// The memory was unregistered since: the fragment, under its
 			// sequence number, becomes the get's error report.
 			id := le.Uint64(d.buf[headerSize:])
-			d.buf, d.served = d.small[:headerSize+8], nil
+			d.buf, d.served = d.small[:headerSize+8], false
 			putFixedHeader(d.buf, e.key, uint32(e.me), tGetErr, uint8(st), d.seq)
 			le.PutUint64(d.buf[headerSize:], id)
 		}

@@ -102,25 +102,29 @@ type endpoint struct {
 	key       uint64
 	book      core.AddressBook
 
-	mu          sync.Mutex // guards everything below and all peer state
-	peers       []*peer    // created on first contact
-	active      []*peer    // peers with unsent or unacknowledged data
-	ops         map[uint64]*op
-	nextOp      uint64
-	out         []packet
-	retired     []*dgram // acknowledged datagrams, recycled after sending
-	spare       []*dgram // acknowledged datagrams for reuse (getDgram)
-	freeOps     []*op    // operations nothing refers to any more, for reuse
-	lent        []*dgram // served fragments whose memory is pinned until sendOut
-	owed        []*peer  // peers that may be owed a pure acknowledgement
-	completions []completion
-	deliveries  []delivery
-	fatal       error
-	landed      bool         // a peer's put was written during this batch
-	nextOpCheck time.Time    // when checkTimers next looks at waiting operations
-	nextCheck   atomic.Int64 // unix ns of the next retransmission check
-	sleepUntil  atomic.Int64 // unix ns the sleeping progress goroutine wakes at at the latest; 0 while it runs
-	pool        sync.Pool
+	mu           sync.Mutex // guards everything below and all peer state
+	peers        []*peer    // created on first contact
+	active       []*peer    // peers with unsent or unacknowledged data
+	ops          map[uint64]*op
+	nextOp       uint64
+	out          []packet
+	retired      []*dgram  // acknowledged datagrams, recycled after sending
+	spare        []*dgram  // acknowledged datagrams for reuse (getDgram)
+	freeOps      []*op     // operations nothing refers to any more, for reuse
+	spareStreams []*stream // streams of served gets, for reuse
+	lent         []*dgram  // served fragments whose memory is pinned until sendOut
+	owed         []*peer   // peers that may be owed a pure acknowledgement
+	completions  []completion
+	// spareCompletions: the array of a long list of completions, back from
+	// its run (unlockAndRun)
+	spareCompletions []completion
+	deliveries       []delivery
+	fatal            error
+	landed           bool         // a peer's put was written during this batch
+	nextOpCheck      time.Time    // when checkTimers next looks at waiting operations
+	nextCheck        atomic.Int64 // unix ns of the next retransmission check
+	sleepUntil       atomic.Int64 // unix ns the sleeping progress goroutine wakes at at the latest; 0 while it runs
+	pool             sync.Pool
 
 	rxMu    sync.Mutex
 	rxBufs  [][]byte
