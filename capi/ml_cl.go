@@ -262,6 +262,7 @@ func (l *clLib) wait(index int, h C.uintptr_t) C.size_t {
 	if c, ok := freeing.LoadAndDelete(r); ok && err == nil {
 		forgetChannel(c.(C.uintptr_t))
 	}
+	r.Release() // its handle is gone: the channel may reuse it
 	if err != nil {
 		l.fail("%s(%#x): %v", fn(), uintptr(h), err)
 		return errSize

@@ -194,6 +194,9 @@ type Channel struct {
 	lingering bool         // the free completed; the end waits to be released
 	released  bool
 	err       error // the channel broke (protocol error); every request fails
+	// spare: finished sends and receives handed back (Request.Release)
+	// for the next ones; guarded by mu alone.
+	spare []*Request
 
 	// sender
 	push  []*Request // sends (and then the free) whose slots are not all written
@@ -311,7 +314,40 @@ func (c *Channel) post(op opKind, buf unsafe.Pointer, size uint64) (*Request, er
 	if size > 0 && uintptr(buf)+uintptr(size) < uintptr(buf) {
 		return nil, fmt.Errorf("buffer %p + %d wraps around the address space", buf, size)
 	}
+	if n := len(c.spare); n > 0 {
+		r := c.spare[n-1]
+		c.spare[n-1] = nil
+		c.spare = c.spare[:n-1]
+		r.op, r.buf, r.size = op, buf, size
+		return r, nil
+	}
 	return &Request{c: c, op: op, buf: buf, size: size}, nil
+}
+
+// maxSpareRequests bounds the requests a channel keeps for reuse (112
+// bytes each, and only as many as were in use at once): a window of
+// messages waited for together needs one each.
+const maxSpareRequests = 64
+
+// Release hands a send or receive that completed and was waited for back
+// to its channel, whose next request reuses it (a channel message then
+// allocates nothing). The caller gives up r: the C layer does, once the
+// request's handle is gone. Anything else is left alone.
+func (r *Request) Release() {
+	if r.op == opFree || !r.waited.Load() || !r.done.Load() {
+		return
+	}
+	c := r.c
+	c.mu.Lock()
+	if len(c.spare) < maxSpareRequests {
+		// Every reference the channel had to r went in the locked pass
+		// that completed it.
+		r.buf, r.size, r.started, r.off, r.seq, r.key, r.n, r.err = nil, 0, false, 0, 0, 0, 0, nil
+		r.done.Store(false)
+		r.waited.Store(false)
+		c.spare = append(c.spare, r)
+	}
+	c.mu.Unlock()
 }
 
 // Send posts a message of size bytes from buf (sender's end). buf must not

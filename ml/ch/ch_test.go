@@ -784,3 +784,95 @@ func TestRendezvousCopiedAhead(t *testing.T) {
 		})
 	assert.NotZero(t, w.ch[1].CopiedAhead(), "no message was copied while the one before was on its way")
 }
+
+// Requests handed back after their wait (Request.Release, as the C layer
+// does) are reused by the channel's next ones, and messages of every kind,
+// waited for one by one or in windows, still arrive whole and in order,
+// over a transport that serves operations in random order.
+func TestReleasedRequestsAreReused(t *testing.T) {
+	w := newWorld(t, 2, "memnet-shuffle=1")
+	defer w.close()
+	var msgs []msg
+	for _, n := range sizes {
+		msgs = append(msgs, msg{n, n})
+	}
+	const window = 4
+	w.exchange(
+		func(c *ch.Channel) error {
+			b := cmem(t, 8)
+			q1, err := c.Send(ptr(b), 8)
+			if err != nil {
+				return err
+			}
+			if _, err := q1.Wait(); err != nil {
+				return err
+			}
+			q1.Release()
+			q2, err := c.Send(ptr(b), 8)
+			if err != nil {
+				return err
+			}
+			if err := check(q2 == q1, "a released request was not reused"); err != nil {
+				return err
+			}
+			if _, err := q2.Wait(); err != nil {
+				return err
+			}
+			q2.Release()
+			for round := 0; round < 3; round++ {
+				for i := 0; i < len(msgs); i += window {
+					var qs []*ch.Request
+					for j := i; j < min(i+window, len(msgs)); j++ {
+						m := cmem(t, msgs[j].size)
+						fill(m, uint64(round*100+j))
+						q, err := c.Send(ptr(m), uint64(msgs[j].size))
+						if err != nil {
+							return err
+						}
+						qs = append(qs, q)
+					}
+					for _, q := range qs {
+						if _, err := q.Wait(); err != nil {
+							return err
+						}
+						q.Release()
+					}
+				}
+			}
+			return nil
+		},
+		func(c *ch.Channel) error {
+			for k := 0; k < 2; k++ {
+				q, err := c.Recv(ptr(cmem(t, 8)), 8)
+				if err != nil {
+					return err
+				}
+				if _, err := q.Wait(); err != nil {
+					return err
+				}
+				q.Release()
+			}
+			for round := 0; round < 3; round++ {
+				for i := 0; i < len(msgs); i += window {
+					var qs []*ch.Request
+					var bufs [][]byte
+					for j := i; j < min(i+window, len(msgs)); j++ {
+						b := guarded(t, msgs[j].recv)
+						q, err := c.Recv(ptr(b), uint64(msgs[j].recv))
+						if err != nil {
+							return err
+						}
+						qs, bufs = append(qs, q), append(bufs, b)
+					}
+					for k, q := range qs {
+						j := i + k
+						if err := checkReceived(q, bufs[k], msgs[j].size, msgs[j].recv, uint64(round*100+j)); err != nil {
+							return fmt.Errorf("round %d, message %d (%d bytes): %v", round, j, msgs[j].size, err)
+						}
+						q.Release()
+					}
+				}
+			}
+			return nil
+		})
+}
