@@ -71,14 +71,7 @@ func (e *endpoint) Send(peerIdx int, msg []byte) {
 
 func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 	e.nextOp++
-	var o *op
-	if n := len(e.freeOps); n > 0 {
-		o = e.freeOps[n-1]
-		e.freeOps[n-1] = nil
-		e.freeOps = e.freeOps[:n-1]
-	} else {
-		o = new(op)
-	}
+	o := reuse(&e.freeOps)
 	*o = op{id: e.nextOp, kind: kind, peer: p, c: c, created: time.Now(), refs: 1}
 	e.ops[o.id] = o
 	// Our datagrams may all be acknowledged while we still wait for the
@@ -430,14 +423,19 @@ func (e *endpoint) keepDgram(d *dgram) {
 }
 
 // getDgram gives a cleared datagram.
-func (e *endpoint) getDgram() *dgram {
-	if n := len(e.spare); n > 0 {
-		d := e.spare[n-1]
-		e.spare[n-1] = nil
-		e.spare = e.spare[:n-1]
-		return d
+func (e *endpoint) getDgram() *dgram { return reuse(&e.spare) }
+
+// reuse takes the last object of a list kept for reuse (cleared when it
+// was put there), or a new one.
+func reuse[T any](spare *[]*T) *T {
+	n := len(*spare)
+	if n == 0 {
+		return new(T)
 	}
-	return &dgram{}
+	x := (*spare)[n-1]
+	(*spare)[n-1] = nil
+	*spare = (*spare)[:n-1]
+	return x
 }
 
 func (e *endpoint) armCheck(t time.Time) {
@@ -543,14 +541,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			return
 		}
 		r.Release()
-		var s *stream
-		if n := len(e.spareStreams); n > 0 {
-			s = e.spareStreams[n-1]
-			e.spareStreams[n-1] = nil
-			e.spareStreams = e.spareStreams[:n-1]
-		} else {
-			s = new(stream)
-		}
+		s := reuse(&e.spareStreams)
 		*s = stream{typ: tGetData, opID: id, srcGA: src, size: size}
 		p.streams = append(p.streams, s)
 		e.activate(p)

@@ -796,18 +796,17 @@ func TestReleasedRequestsAreReused(t *testing.T) {
 	for _, n := range sizes {
 		msgs = append(msgs, msg{n, n})
 	}
-	const window = 4
+	seed := func(round, j int) uint64 { return uint64(round*100 + j) }
 	w.exchange(
 		func(c *ch.Channel) error {
 			b := cmem(t, 8)
 			q1, err := c.Send(ptr(b), 8)
+			if err == nil {
+				err = waitRelease(q1)
+			}
 			if err != nil {
 				return err
 			}
-			if _, err := q1.Wait(); err != nil {
-				return err
-			}
-			q1.Release()
 			q2, err := c.Send(ptr(b), 8)
 			if err != nil {
 				return err
@@ -815,64 +814,66 @@ func TestReleasedRequestsAreReused(t *testing.T) {
 			if err := check(q2 == q1, "a released request was not reused"); err != nil {
 				return err
 			}
-			if _, err := q2.Wait(); err != nil {
+			if err := waitRelease(q2); err != nil {
 				return err
 			}
-			q2.Release()
-			for round := 0; round < 3; round++ {
-				for i := 0; i < len(msgs); i += window {
-					var qs []*ch.Request
-					for j := i; j < min(i+window, len(msgs)); j++ {
-						m := cmem(t, msgs[j].size)
-						fill(m, uint64(round*100+j))
-						q, err := c.Send(ptr(m), uint64(msgs[j].size))
-						if err != nil {
-							return err
-						}
-						qs = append(qs, q)
-					}
-					for _, q := range qs {
-						if _, err := q.Wait(); err != nil {
-							return err
-						}
-						q.Release()
-					}
-				}
-			}
-			return nil
+			return inWindows(len(msgs), func(round, j int) (*ch.Request, error) {
+				m := cmem(t, msgs[j].size)
+				fill(m, seed(round, j))
+				return c.Send(ptr(m), uint64(msgs[j].size))
+			}, func(_, _ int, q *ch.Request) error { return waitRelease(q) })
 		},
 		func(c *ch.Channel) error {
 			for k := 0; k < 2; k++ {
 				q, err := c.Recv(ptr(cmem(t, 8)), 8)
+				if err == nil {
+					err = waitRelease(q)
+				}
 				if err != nil {
 					return err
 				}
-				if _, err := q.Wait(); err != nil {
-					return err
+			}
+			bufs := make([][]byte, len(msgs))
+			return inWindows(len(msgs), func(_, j int) (*ch.Request, error) {
+				bufs[j] = guarded(t, msgs[j].recv)
+				return c.Recv(ptr(bufs[j]), uint64(msgs[j].recv))
+			}, func(round, j int, q *ch.Request) error {
+				if err := checkReceived(q, bufs[j], msgs[j].size, msgs[j].recv, seed(round, j)); err != nil {
+					return fmt.Errorf("round %d, message %d (%d bytes): %v", round, j, msgs[j].size, err)
 				}
 				q.Release()
+				return nil
+			})
+		})
+}
+
+// waitRelease waits for q and hands it back.
+func waitRelease(q *ch.Request) error {
+	_, err := q.Wait()
+	q.Release()
+	return err
+}
+
+// inWindows posts n messages in windows of 4 (post), then finishes each
+// window's requests in order (finish), three rounds over.
+func inWindows(n int, post func(round, j int) (*ch.Request, error), finish func(round, j int, q *ch.Request) error) error {
+	const window = 4
+	for round := 0; round < 3; round++ {
+		for i := 0; i < n; i += window {
+			var qs []*ch.Request
+			for j := i; j < min(i+window, n); j++ {
+				q, err := post(round, j)
+				if err != nil {
+					return err
+				}
+				qs = append(qs, q)
 			}
-			for round := 0; round < 3; round++ {
-				for i := 0; i < len(msgs); i += window {
-					var qs []*ch.Request
-					var bufs [][]byte
-					for j := i; j < min(i+window, len(msgs)); j++ {
-						b := guarded(t, msgs[j].recv)
-						q, err := c.Recv(ptr(b), uint64(msgs[j].recv))
-						if err != nil {
-							return err
-						}
-						qs, bufs = append(qs, q), append(bufs, b)
-					}
-					for k, q := range qs {
-						j := i + k
-						if err := checkReceived(q, bufs[k], msgs[j].size, msgs[j].recv, uint64(round*100+j)); err != nil {
-							return fmt.Errorf("round %d, message %d (%d bytes): %v", round, j, msgs[j].size, err)
-						}
-						q.Release()
-					}
+			for k, q := range qs {
+				if err := finish(round, i+k, q); err != nil {
+					return err
 				}
 			}
-			return nil
-		})
+		}
+	}
+	return nil
 }
