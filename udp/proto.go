@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/reuse"
 )
 
 // ---- operations initiated here ----
@@ -71,7 +72,7 @@ func (e *endpoint) Send(peerIdx int, msg []byte) {
 
 func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 	e.nextOp++
-	o := reuse(&e.freeOps)
+	o := reuse.Take(&e.freeOps)
 	*o = op{id: e.nextOp, kind: kind, peer: p, c: c, created: time.Now(), refs: 1}
 	e.ops[o.id] = o
 	// Our datagrams may all be acknowledged while we still wait for the
@@ -85,16 +86,15 @@ func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 // collector.)
 func (e *endpoint) unref(o *op) {
 	o.refs--
-	if o.refs == 0 && len(e.freeOps) < maxFreeOps {
-		*o = op{}
-		e.freeOps = append(e.freeOps, o)
+	if o.refs == 0 {
+		reuse.Keep(&e.freeOps, o, maxFreeOps)
 	}
 }
 
 // newDgram queues a small reliable datagram with a body of n bytes and
 // returns its buffer for the caller to fill in.
 func (e *endpoint) newDgram(p *peer, typ, status uint8, n int) []byte {
-	d := e.getDgram()
+	d := reuse.Take(&e.spare)
 	var b []byte
 	if n <= maxSmallBody {
 		b = d.small[:headerSize+n]
@@ -189,8 +189,7 @@ func (e *endpoint) flushLocked(now time.Time) {
 	for _, p := range e.active {
 		for len(p.queue) > 0 && p.canSend(p.queue[0].size()) {
 			d := p.queue[0]
-			p.queue[0] = nil
-			p.queue = dropFront(p.queue, 1)
+			p.queue = reuse.DropFront(p.queue, 1)
 			e.transmit(p, d, now)
 		}
 		if len(p.queue) == 0 {
@@ -210,24 +209,6 @@ func (e *endpoint) flushLocked(now time.Time) {
 	e.sendAcks(now)
 	e.sendOut()
 	e.recycle()
-}
-
-// dropFront removes the first n elements (already cleared) of a queue. A
-// queue left empty or short starts again at the front of its array: one
-// that only advanced would run off its end and allocate a new array every
-// few datagrams when it never quite empties (a channel's messages and
-// count updates in flight together).
-func dropFront[T any](s []T, n int) []T {
-	left := len(s) - n
-	switch {
-	case left == 0:
-		return s[:0]
-	case left <= 8 && n > 0:
-		copy(s, s[n:])
-		clear(s[left:])
-		return s[:left]
-	}
-	return s[n:]
 }
 
 // keepSmall lets go of an idle peer's emptied queue if its array is large.
@@ -259,15 +240,13 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 	for len(p.streams) > 0 {
 		s := p.streams[0]
 		if s.cancelled || (s.started && s.off >= s.size) {
-			p.streams[0] = nil
-			p.streams = dropFront(p.streams, 1)
+			p.streams = reuse.DropFront(p.streams, 1)
 			if s.op != nil {
 				e.unref(s.op)
-			} else if len(e.spareStreams) < maxSpare {
+			} else {
 				// A served get's: nothing refers to it any more (its
 				// fragments carry what they need).
-				*s = stream{}
-				e.spareStreams = append(e.spareStreams, s)
+				reuse.Keep(&e.spareStreams, s, maxSpare)
 			}
 			continue
 		}
@@ -287,7 +266,7 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			// The data goes out straight from the source, which the engine
 			// keeps pinned until the put completes; a put that ends early
 			// copies what may still be retransmitted (dgram.own).
-			d = e.getDgram()
+			d = reuse.Take(&e.spare)
 			b := d.small[:headerSize+putHeader]
 			body := b[headerSize:]
 			putFixedHeader(b, e.key, uint32(e.me), tPut, 0, p.nextSeq)
@@ -299,11 +278,11 @@ func (e *endpoint) produce(p *peer, now time.Time) {
 			s.op.refs++
 		} else {
 			// Served data goes out straight from our memory, as a put's does.
-			d = e.getDgram()
+			d = reuse.Take(&e.spare)
 			d.served, d.srcGA, d.srcSize, d.srcOff, d.srcLen = true, s.srcGA, s.size, s.off, chunk
 			if st := e.lend(d); st != core.StatusOK {
 				// The memory was unregistered while we served the get.
-				e.keepDgram(d)
+				reuse.Keep(&e.spare, d, maxSpare)
 				s.cancelled = true
 				eb := e.newDgram(p, tGetErr, uint8(st), 8)
 				le.PutUint64(eb[headerSize:], s.opID)
@@ -408,34 +387,10 @@ func (e *endpoint) recycle() {
 			e.unref(d.op)
 		}
 		e.putBuf(d.buf) // pools only the large buffers of getBuf
-		e.keepDgram(d)
+		reuse.Keep(&e.spare, d, maxSpare)
 	}
 	clear(e.retired)
 	e.retired = e.retired[:0]
-}
-
-// keepDgram clears a datagram nothing refers to and keeps it for reuse.
-func (e *endpoint) keepDgram(d *dgram) {
-	if len(e.spare) < maxSpare {
-		*d = dgram{}
-		e.spare = append(e.spare, d)
-	}
-}
-
-// getDgram gives a cleared datagram.
-func (e *endpoint) getDgram() *dgram { return reuse(&e.spare) }
-
-// reuse takes the last object of a list kept for reuse (cleared when it
-// was put there), or a new one.
-func reuse[T any](spare *[]*T) *T {
-	n := len(*spare)
-	if n == 0 {
-		return new(T)
-	}
-	x := (*spare)[n-1]
-	(*spare)[n-1] = nil
-	*spare = (*spare)[:n-1]
-	return x
 }
 
 func (e *endpoint) armCheck(t time.Time) {
@@ -541,7 +496,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			return
 		}
 		r.Release()
-		s := reuse(&e.spareStreams)
+		s := reuse.Take(&e.spareStreams)
 		*s = stream{typ: tGetData, opID: id, srcGA: src, size: size}
 		p.streams = append(p.streams, s)
 		e.activate(p)
@@ -667,10 +622,9 @@ func (e *endpoint) processAck(p *peer, h header, now time.Time) {
 	i := 0
 	for i < len(p.inflight) && p.inflight[i].acked {
 		e.retired = append(e.retired, p.inflight[i])
-		p.inflight[i] = nil
 		i++
 	}
-	p.inflight = dropFront(p.inflight, i)
+	p.inflight = reuse.DropFront(p.inflight, i)
 }
 
 // releaseMarks completes puts whose mark our receive side has reached.

@@ -109,7 +109,7 @@ type endpoint struct {
 	nextOp       uint64
 	out          []packet
 	retired      []*dgram  // acknowledged datagrams, recycled after sending
-	spare        []*dgram  // acknowledged datagrams for reuse (getDgram)
+	spare        []*dgram  // acknowledged datagrams for reuse (cleared)
 	freeOps      []*op     // operations nothing refers to any more, for reuse
 	spareStreams []*stream // streams of served gets, for reuse
 	lent         []*dgram  // served fragments whose memory is pinned until sendOut

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/reuse"
 	"github.com/libacp/libacp/ml/segbuf"
 )
 
@@ -194,8 +195,8 @@ type Channel struct {
 	lingering bool         // the free completed; the end waits to be released
 	released  bool
 	err       error // the channel broke (protocol error); every request fails
-	// spare: finished sends and receives handed back (Request.Release)
-	// for the next ones; guarded by mu alone.
+	// spare: finished sends and receives handed back (Request.Release),
+	// cleared, for the next ones; guarded by mu alone (post holds it).
 	spare []*Request
 
 	// sender
@@ -314,14 +315,9 @@ func (c *Channel) post(op opKind, buf unsafe.Pointer, size uint64) (*Request, er
 	if size > 0 && uintptr(buf)+uintptr(size) < uintptr(buf) {
 		return nil, fmt.Errorf("buffer %p + %d wraps around the address space", buf, size)
 	}
-	if n := len(c.spare); n > 0 {
-		r := c.spare[n-1]
-		c.spare[n-1] = nil
-		c.spare = c.spare[:n-1]
-		r.op, r.buf, r.size = op, buf, size
-		return r, nil
-	}
-	return &Request{c: c, op: op, buf: buf, size: size}, nil
+	r := reuse.Take(&c.spare)
+	r.c, r.op, r.buf, r.size = c, op, buf, size
+	return r, nil
 }
 
 // maxSpareRequests bounds the requests a channel keeps for reuse (112
@@ -337,16 +333,11 @@ func (r *Request) Release() {
 	if r.op == opFree || !r.waited.Load() || !r.done.Load() {
 		return
 	}
+	// Every reference the channel had to r went in the locked pass that
+	// completed it.
 	c := r.c
 	c.mu.Lock()
-	if len(c.spare) < maxSpareRequests {
-		// Every reference the channel had to r went in the locked pass
-		// that completed it.
-		r.buf, r.size, r.started, r.off, r.seq, r.key, r.n, r.err = nil, 0, false, 0, 0, 0, 0, nil
-		r.done.Store(false)
-		r.waited.Store(false)
-		c.spare = append(c.spare, r)
-	}
+	reuse.Keep(&c.spare, r, maxSpareRequests)
 	c.mu.Unlock()
 }
 

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/reuse"
 )
 
 // progressRecv is the receiver's side: take landed slots into posted
@@ -345,18 +346,7 @@ func (c *Channel) prefetch() bool {
 // enough to repay two copiers.
 func sharedCopyOf(h header, n uint64) bool { return h.help && n >= sharedMin }
 
-func (c *Channel) popRecv() { c.recv = popFront(c.recv) }
-
-// popFront removes a queue's first request. An emptied queue starts again
-// at the front of its array: one that only advanced would run off its end
-// and allocate a new one every few messages.
-func popFront(q []*Request) []*Request {
-	q[0] = nil
-	if len(q) == 1 {
-		return q[:0]
-	}
-	return q[1:]
-}
+func (c *Channel) popRecv() { c.recv = reuse.DropFront(c.recv, 1) }
 
 func (c *Channel) drop() {
 	c.dropped++

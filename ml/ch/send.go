@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/reuse"
 )
 
 // progressSend is the sender's side: finish rendezvous sends the receiver
@@ -18,7 +19,7 @@ func (c *Channel) progressSend() (changed bool) {
 	released := c.p.Count()
 	for len(c.rdv) > 0 && released >= c.rdv[0].seq {
 		r := c.rdv[0]
-		c.rdv = popFront(c.rdv)
+		c.rdv = reuse.DropFront(c.rdv, 1)
 		// The receiver released the slot after its copy completed: the
 		// buffer is ours again.
 		_ = c.l.e.Unregister(r.key)
@@ -47,7 +48,7 @@ func (c *Channel) progressSend() (changed bool) {
 		if !finished {
 			break
 		}
-		c.push = popFront(c.push)
+		c.push = reuse.DropFront(c.push, 1)
 	}
 	if c.lingering && c.err == nil {
 		if c.lingerSend() {
