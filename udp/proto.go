@@ -99,7 +99,7 @@ func (e *endpoint) newDgram(p *peer, typ, status uint8, n int) []byte {
 	if n <= maxSmallBody {
 		b = d.small[:headerSize+n]
 	} else {
-		b = e.getBuf(headerSize + n)
+		b = make([]byte, headerSize+n)
 	}
 	putFixedHeader(b, e.key, uint32(e.me), typ, status, p.nextSeq)
 	d.seq, d.buf = p.nextSeq, b
@@ -379,14 +379,14 @@ func (e *endpoint) lend(d *dgram) core.Status {
 	return core.StatusOK
 }
 
-// recycle returns retired datagrams and their buffers for reuse, once no
-// queued packet can point at them any more.
+// recycle keeps retired datagrams (their small arrays with them) for reuse
+// and lets go of their operations, once no queued packet can point at
+// them any more.
 func (e *endpoint) recycle() {
 	for _, d := range e.retired {
 		if d.op != nil {
 			e.unref(d.op)
 		}
-		e.putBuf(d.buf) // pools only the large buffers of getBuf
 		reuse.Keep(&e.spare, d, maxSpare)
 	}
 	clear(e.retired)

@@ -124,7 +124,6 @@ type endpoint struct {
 	nextOpCheck      time.Time    // when checkTimers next looks at waiting operations
 	nextCheck        atomic.Int64 // unix ns of the next retransmission check
 	sleepUntil       atomic.Int64 // unix ns the sleeping progress goroutine wakes at at the latest; 0 while it runs
-	pool             sync.Pool
 
 	rxMu    sync.Mutex
 	rxBufs  [][]byte
@@ -349,26 +348,6 @@ func (e *endpoint) wake() { core.SignalEventfd(e.wakeFd) }
 func (e *endpoint) close() {
 	_ = e.conn.close()
 	_ = unix.Close(e.wakeFd)
-}
-
-func (e *endpoint) getBuf(n int) []byte {
-	if n > networkMTU {
-		if b, ok := e.pool.Get().(*[]byte); ok && cap(*b) >= n {
-			return (*b)[:n]
-		}
-		b := make([]byte, n, loopbackMTU)
-		return b
-	}
-	return make([]byte, n)
-}
-
-func (e *endpoint) putBuf(b []byte) {
-	if cap(b) >= loopbackMTU {
-		// Only this copy of the slice header goes to the heap (taking b's
-		// address would move b there on every call).
-		whole := b[:cap(b)]
-		e.pool.Put(&whole)
-	}
 }
 
 var _ core.Transport = (*endpoint)(nil)

@@ -45,7 +45,10 @@ const (
 const (
 	putHeader     = 32
 	getDataHeader = 16
-	maxSmallBody  = 40 // the largest fixed body (tAtomic)
+	// maxSmallBody: the bodies that fit in a datagram's own array
+	// (dgram.small): every fixed one (tAtomic's 40 bytes is the largest)
+	// and the engine's control messages (a delegated copy: 42 bytes).
+	maxSmallBody = 48
 )
 
 var le = binary.LittleEndian
