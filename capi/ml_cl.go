@@ -238,11 +238,11 @@ func goacp_nbfree_ch(h C.uintptr_t) C.uintptr_t {
 	return requests.put(r)
 }
 
-// wait waits for request h and releases its handle (and a freed
-// channel's); (size_t)-1 when h is bad or the request failed.
 // wait waits for request h, element index of acp_waitall_ch's array (-1:
-// acp_wait_ch's request). The index is formatted only for a message: a
-// window of small messages waited for together allocated a string each.
+// acp_wait_ch's request), releases its handle (and a freed channel's) and
+// hands the request back to its channel; (size_t)-1 when h is bad or the
+// request failed. The index is formatted only for a message: a window of
+// small messages waited for together allocated a string each.
 func (l *clLib) wait(index int, h C.uintptr_t) C.size_t {
 	if gh, ok := orphans.LoadAndDelete(h); ok {
 		h = gh.(C.uintptr_t)
