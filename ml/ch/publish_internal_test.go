@@ -20,16 +20,10 @@ import (
 // (the background goroutine publishes it once the receiver is idle).
 func TestCountHeldBackUntilNextPass(t *testing.T) {
 	const first = slotCount / 2 // receives taken one at a time
-	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
-	w.Run(func(r int, e *core.Engine) error {
-		c, p, done, err := channelAndBuffer(e)
-		if err != nil {
-			return err
-		}
-		defer done()
+	onChannel(t, func(r int, e *core.Engine, c *Channel, p unsafe.Pointer) error {
 		if r == 0 {
 			for i := 0; i < first; i++ {
-				if err := sendWait(c, p); err != nil {
+				if err := sendWait(c, p, 1); err != nil {
 					return err
 				}
 				if err := e.Sync(); err != nil { // landed before the receive is posted
@@ -40,12 +34,7 @@ func TestCountHeldBackUntilNextPass(t *testing.T) {
 				return err
 			}
 			// More than the room we know of: the held-back count must come.
-			for i := 0; i < slotCount; i++ {
-				if err := sendWait(c, p); err != nil {
-					return err
-				}
-			}
-			return nil
+			return sendWait(c, p, slotCount)
 		}
 		for i := 0; i < first; i++ {
 			if err := e.Sync(); err != nil {
@@ -100,7 +89,6 @@ func TestCountHeldBackUntilNextPass(t *testing.T) {
 		}
 		return nil
 	})
-	w.Close()
 }
 
 // A pass that takes every landed slot and completes receives holds the
@@ -108,18 +96,10 @@ func TestCountHeldBackUntilNextPass(t *testing.T) {
 // before its message came) publishes it.
 func TestHeldBackCountPublishedByNextPost(t *testing.T) {
 	const taken = slotCount / 2
-	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
-	w.Run(func(r int, e *core.Engine) error {
-		c, p, done, err := channelAndBuffer(e)
-		if err != nil {
-			return err
-		}
-		defer done()
+	onChannel(t, func(r int, e *core.Engine, c *Channel, p unsafe.Pointer) error {
 		if r == 0 {
-			for i := 0; i < taken; i++ {
-				if err := sendWait(c, p); err != nil {
-					return err
-				}
+			if err := sendWait(c, p, taken); err != nil {
+				return err
 			}
 			if err := e.Sync(); err != nil { // landed
 				return err
@@ -127,7 +107,7 @@ func TestHeldBackCountPublishedByNextPost(t *testing.T) {
 			if err := e.Sync(); err != nil { // the receiver looked
 				return err
 			}
-			return sendWait(c, p)
+			return sendWait(c, p, 1)
 		}
 		if err := e.Sync(); err != nil {
 			return err
@@ -170,31 +150,40 @@ func TestHeldBackCountPublishedByNextPost(t *testing.T) {
 		_, err = q.Wait()
 		return err
 	})
-	w.Close()
 }
 
-// channelAndBuffer starts the library on e, makes its end of a channel
-// from rank 0 to rank 1, and maps a 4 KiB buffer at p. done stops the
-// library, then unmaps the buffer: a receive still posted must not land
-// in unmapped memory.
-func channelAndBuffer(e *core.Engine) (c *Channel, p unsafe.Pointer, done func(), err error) {
-	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c, stop, err := channel01(e)
-	if err != nil {
-		_ = unix.Munmap(buf)
-		return nil, nil, nil, err
-	}
-	return c, unsafe.Pointer(&buf[0]), func() { stop(); _ = unix.Munmap(buf) }, nil
+// onChannel runs f on ranks 0 and 1 of a memnet world, each with its end
+// of a channel from rank 0 to rank 1 (its library started on e) and a
+// 4 KiB buffer at p. Afterwards it stops the library, then unmaps the
+// buffer: a receive still posted must not land in unmapped memory.
+func onChannel(t *testing.T, f func(r int, e *core.Engine, c *Channel, p unsafe.Pointer) error) {
+	w := coretest.NewWorld(t, 2, "memnet", "size-smem-cl=1024")
+	defer w.Close()
+	w.Run(func(r int, e *core.Engine) error {
+		buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = unix.Munmap(buf) }()
+		c, stop, err := channel01(e)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return f(r, e, c, unsafe.Pointer(&buf[0]))
+	})
 }
 
-func sendWait(c *Channel, p unsafe.Pointer) error {
-	q, err := c.Send(p, 100)
-	if err != nil {
-		return err
+// sendWait sends n messages of 100 bytes from p, one at a time.
+func sendWait(c *Channel, p unsafe.Pointer, n int) error {
+	for i := 0; i < n; i++ {
+		q, err := c.Send(p, 100)
+		if err == nil {
+			_, err = q.Wait()
+		}
+		if err != nil {
+			return err
+		}
 	}
-	_, err = q.Wait()
-	return err
+	return nil
 }
