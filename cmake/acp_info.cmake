@@ -2,7 +2,7 @@
 # build, transports, how a process would find its peers here, CPUs,
 # settings, memory per table. Built like acprun and installed next to it.
 set(ACP_INFO ${CMAKE_BINARY_DIR}/bin/acp_info)
-acp_go_sources(ACP_INFO_SOURCES cmd/acp_info boot core internal udp shm)
+acp_go_sources(ACP_INFO_SOURCES cmd/acp_info boot core internal udp shm ib)
 add_custom_command(
   OUTPUT ${ACP_INFO}
   COMMAND ${ACP_GO_ENV} ${GO_EXECUTABLE} build -trimpath -buildvcs=false "-ldflags=-X main.version=${PROJECT_VERSION}" -o ${ACP_INFO} ./cmd/acp_info
