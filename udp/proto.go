@@ -201,7 +201,7 @@ func (e *endpoint) flushLocked(now time.Time) {
 			// Idle: a peer in a pingpong is idle after every message and
 			// keeps its (small) arrays; large ones go back to the heap.
 			p.isActive = false
-			p.queue, p.inflight, p.streams = keepSmall(p.queue), keepSmall(p.inflight), keepSmall(p.streams)
+			p.queue, p.inflight, p.streams = reuse.Emptied(p.queue, idleQueue), reuse.Emptied(p.inflight, idleQueue), reuse.Emptied(p.streams, idleQueue)
 		}
 	}
 	clear(e.active[len(keep):])
@@ -211,13 +211,8 @@ func (e *endpoint) flushLocked(now time.Time) {
 	e.recycle()
 }
 
-// keepSmall lets go of an idle peer's emptied queue if its array is large.
-func keepSmall[T any](s []T) []T {
-	if cap(s) > 16 {
-		return nil
-	}
-	return s
-}
+// idleQueue: the longest array an idle peer's queue keeps.
+const idleQueue = 16
 
 // transmit sends a datagram for the first time.
 func (e *endpoint) transmit(p *peer, d *dgram, now time.Time) {

@@ -47,3 +47,15 @@ func DropFront[T any](q []T, n int) []T {
 	}
 	return q[n:]
 }
+
+// Emptied returns the array of an emptied queue for its next elements,
+// or nil when it can hold more than max: a queue that is emptied after
+// every message (a pingpong's) keeps its small array; one that grew for a
+// burst lets the collector have it. Its elements were cleared as they
+// left (DropFront).
+func Emptied[T any](q []T, max int) []T {
+	if cap(q) > max {
+		return nil
+	}
+	return q[:0]
+}

@@ -46,3 +46,11 @@ func TestDropFrontKeepsTheArray(t *testing.T) {
 		assert.Nil(t, p)
 	}
 }
+
+func TestEmptiedKeepsOnlySmallArrays(t *testing.T) {
+	small := DropFront(append(make([]*item, 0, 4), &item{a: 1}), 1)
+	q := Emptied(small, 4)
+	assert.Empty(t, q)
+	assert.Equal(t, 4, cap(q), "a small array is kept")
+	assert.Nil(t, Emptied(make([]*item, 0, 5), 4), "a large one is let go")
+}
