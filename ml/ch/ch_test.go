@@ -762,13 +762,23 @@ func TestRendezvousCopiedAhead(t *testing.T) {
 		func(c *ch.Channel) error {
 			// Every announcement is in the ring before the first receive is
 			// posted (the sender posts all its messages at once and the ring
-			// holds them all): otherwise each copy could be done before the
-			// next announcement landed, and nothing would go ahead.
-			time.Sleep(20 * time.Millisecond)
+			// holds them all), and the receives follow one another with
+			// nothing between them: otherwise each copy could be done before
+			// the next announcement landed or the next receive was posted,
+			// and nothing would go ahead.
 			bufs := make([][]byte, len(msgs))
-			qs := make([]*ch.Request, len(msgs))
 			for i, m := range msgs {
 				bufs[i] = guarded(t, m.recv)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for c.Landed() < len(msgs) {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("%d of %d announcements landed in 10 s", c.Landed(), len(msgs))
+				}
+				time.Sleep(time.Millisecond)
+			}
+			qs := make([]*ch.Request, len(msgs))
+			for i, m := range msgs {
 				q, err := c.Recv(ptr(bufs[i]), uint64(m.recv))
 				if err != nil {
 					return err
