@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/libacp/libacp/internal/raceedge"
 )
 
 // The barrier is a dissemination barrier made of one-sided writes: in
@@ -72,11 +74,11 @@ func (b *barrier) lock() {
 			Yield()
 		}
 	}
-	raceAcquire()
+	raceedge.Acquire()
 }
 
 func (b *barrier) unlock() {
-	raceRelease()
+	raceedge.Release()
 	atomic.StoreInt32((*int32)(unsafe.Pointer(&b.f.mem[fastBarLock])), 0)
 }
 

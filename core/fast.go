@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/libacp/libacp/internal/raceedge"
 )
 
 // The fast state is the part of the command queue that a C fast path may
@@ -93,11 +95,11 @@ func (f *fastState) lock() {
 	for i := 0; !atomic.CompareAndSwapInt32(f.lockW, 0, 1); i++ {
 		SpinWait(i)
 	}
-	raceAcquire()
+	raceedge.Acquire()
 }
 
 func (f *fastState) unlock() {
-	raceRelease()
+	raceedge.Release()
 	atomic.StoreInt32(f.lockW, 0)
 }
 

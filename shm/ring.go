@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/libacp/libacp/internal/raceedge"
 )
 
 // ring is a single-producer single-consumer queue of variable-length
@@ -77,6 +79,7 @@ func (r *ring) put(typ uint8, parts ...[]byte) bool {
 	}
 	// Publishing the tail makes the record visible (a sequentially
 	// consistent store orders the copies before it).
+	raceedge.Release()
 	atomic.StoreUint64(r.tail, tail+total)
 	return true
 }
@@ -87,6 +90,7 @@ func (r *ring) drain(f func(typ uint8, payload []byte)) int {
 	c := uint64(len(r.data))
 	head := atomic.LoadUint64(r.head)
 	tail := atomic.LoadUint64(r.tail)
+	raceedge.Acquire()
 	count := 0
 	for head < tail {
 		pos := head % c

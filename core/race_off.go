@@ -1,6 +1,0 @@
-//go:build !race
-
-package core
-
-func raceAcquire() {}
-func raceRelease() {}
