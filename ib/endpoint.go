@@ -133,6 +133,11 @@ type endpoint struct {
 	atomics   []atomicReq
 	fatal     error
 	nconn     int // queue pairs created (statistics, tests)
+	// served counts the requests peers sent us (control messages,
+	// atomics, key requests, invalidations): the work after which the
+	// progress goroutine polls on, since the peer's next request tends to
+	// follow. Locked writes; the goroutine reads it without the lock.
+	served atomic.Uint64
 
 	clock    atomic.Int64  // see now
 	idleWait time.Duration // the progress goroutine's longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
@@ -454,7 +459,7 @@ func (e *endpoint) progressLoop() {
 		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
 	}
 	gate := core.NewIdleGate(e.spin)
-	var seen, seenAtSleep uint64
+	var seen, seenAtSleep, servedSeen uint64
 	nextTimer := time.Now()
 	for !e.closed.Load() {
 		now := time.Now()
@@ -466,7 +471,17 @@ func (e *endpoint) progressLoop() {
 			e.unlockAndRun()
 		}
 		if e.progress() {
-			gate.Worked(now)
+			// Completions of the application's own operations are not
+			// a reason to poll on: the application polls for its next
+			// ones when it waits, and a second busy thread per process
+			// takes the CPU the adapter's driver needs (Soft-RoCE, 2
+			// processes, 5 alternated rounds: put pingpong medians
+			// 12.5-13.6 us at 64-256 B without this spin, 15.8-20.0
+			// with it).
+			if n := e.served.Load(); n != servedSeen {
+				servedSeen = n
+				gate.Worked(now)
+			}
 			seen = e.appPolls.Load()
 			continue
 		}
@@ -509,7 +524,10 @@ func (e *endpoint) progressLoop() {
 		}
 		if e.progress() {
 			e.idleSleep.Store(0)
-			gate.Worked(time.Now())
+			if n := e.served.Load(); n != servedSeen {
+				servedSeen = n
+				gate.Worked(time.Now())
+			}
 			seen = e.appPolls.Load()
 			continue
 		}

@@ -511,6 +511,9 @@ func (e *endpoint) handleRecv(dev int, w *wc) {
 		e.host.Logf(1, "ib: malformed message (type %d, %d bytes) from rank %d dropped", b[0], len(b), e.host.PeerRank(c.peer))
 		return
 	}
+	if b[0] == mCtrl || b[0] == mAtomicReq || b[0] == mKeyReq || b[0] == mInval {
+		e.served.Add(1)
+	}
 	switch b[0] {
 	case mCtrl:
 		e.deliver = append(e.deliver, delivery{c.peer, append([]byte(nil), b[1:]...)})
