@@ -24,3 +24,17 @@ func AwaitByte(t testing.TB, mem []byte, off int, want byte, within time.Duratio
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+// WaitFor polls cond until it holds and reports whether it did within the
+// given time: for a test's rank goroutines, which report an error of their
+// own rather than fail t from another goroutine.
+func WaitFor(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return true
+}

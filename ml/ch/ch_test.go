@@ -770,12 +770,8 @@ func TestRendezvousCopiedAhead(t *testing.T) {
 			for i, m := range msgs {
 				bufs[i] = guarded(t, m.recv)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for c.Landed() < len(msgs) {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("%d of %d announcements landed in 10 s", c.Landed(), len(msgs))
-				}
-				time.Sleep(time.Millisecond)
+			if !coretest.WaitFor(10*time.Second, func() bool { return c.Landed() >= len(msgs) }) {
+				return fmt.Errorf("%d of %d announcements landed in 10 s", c.Landed(), len(msgs))
 			}
 			qs := make([]*ch.Request, len(msgs))
 			for i, m := range msgs {

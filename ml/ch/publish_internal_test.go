@@ -65,18 +65,13 @@ func TestCountHeldBackUntilNextPass(t *testing.T) {
 		}
 		// The sender now waits for room; this end makes no call until it
 		// has it.
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		published := func() uint64 {
 			c.lock()
-			published := c.published
-			c.unlock()
-			if published == first { // every slot taken
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%d slots taken, %d published after 20 s without a call", first, published)
-			}
-			time.Sleep(time.Millisecond)
+			defer c.unlock()
+			return c.published
+		}
+		if !coretest.WaitFor(20*time.Second, func() bool { return published() == first }) { // every slot taken
+			return fmt.Errorf("%d slots taken, %d published after 20 s without a call", first, published())
 		}
 		for i := 0; i < slotCount; i++ {
 			q, err := c.Recv(p, 100)

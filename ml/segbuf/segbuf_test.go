@@ -62,12 +62,8 @@ func check(cond bool, format string, args ...any) error {
 }
 
 func waitFor(cond func() bool) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return errors.New("timed out")
-		}
-		time.Sleep(50 * time.Microsecond)
+	if !coretest.WaitFor(10*time.Second, cond) {
+		return errors.New("timed out")
 	}
 	return nil
 }
