@@ -143,6 +143,9 @@ func TestWireRoundTrip(t *testing.T) {
 	assert.True(t, validLen(encodeKeyReq(b, 3, 0x99)))
 	assert.True(t, validLen(encodeInval(b, mInval, 3, 4)))
 	assert.False(t, validLen(b[:3]))
+	for typ, request := range map[byte]bool{mCtrl: true, mAtomicReq: true, mAtomicRep: false, mKeyReq: true, mKeyRep: false, mInval: true, mInvalAck: false} {
+		assert.Equal(t, request, isRequest(typ), "message type %d", typ)
+	}
 
 	h := hello{jobKey: 42, from: 1, to: 2, path: 0, info: qpInfo{lid: 7, mtu: 3, linkLayer: 2, qpn: 0x11, psn: 0x22, gid: gid4(1, 2, 3, 4)}}
 	h.info.starters[2] = starterKey{base: 0x7f0000000000, size: 10240, offBase: 0, rkey: 5}

@@ -511,7 +511,7 @@ func (e *endpoint) handleRecv(dev int, w *wc) {
 		e.host.Logf(1, "ib: malformed message (type %d, %d bytes) from rank %d dropped", b[0], len(b), e.host.PeerRank(c.peer))
 		return
 	}
-	if b[0] == mCtrl || b[0] == mAtomicReq || b[0] == mKeyReq || b[0] == mInval {
+	if isRequest(b[0]) {
 		e.served.Add(1)
 	}
 	switch b[0] {

@@ -22,6 +22,12 @@ const (
 	mInvalAck  = 7 // seg, serial: forgotten, and nothing of ours still uses it
 )
 
+// isRequest: a message a peer sends on its own initiative, as opposed to
+// an answer to one of ours.
+func isRequest(typ byte) bool {
+	return typ == mCtrl || typ == mAtomicReq || typ == mKeyReq || typ == mInval
+}
+
 const (
 	atomicReqLen = 40
 	atomicRepLen = 24
