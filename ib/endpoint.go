@@ -458,6 +458,13 @@ func (e *endpoint) progressLoop() {
 	for _, d := range e.devs {
 		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
 	}
+	sleep := func(d time.Duration) int { return waitFDs(fds, int(d/time.Millisecond)) }
+	if w, err := newEventWaiter(fds); err == nil {
+		defer w.close()
+		sleep = w.wait
+	} else {
+		e.host.Logf(2, "ib: the progress goroutine sleeps in poll(2): %v", err)
+	}
 	gate := core.NewIdleGate(e.spin)
 	var seen, seenAtSleep, servedSeen uint64
 	nextTimer := time.Now()
@@ -544,7 +551,7 @@ func (e *endpoint) progressLoop() {
 			seen = e.appPolls.Load()
 			continue
 		}
-		e.takeEvents(waitFDs(fds, int(wait/time.Millisecond)))
+		e.takeEvents(sleep(wait))
 		e.idleSleep.Store(0)
 	}
 }
