@@ -198,6 +198,14 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
     starter_at da, sa;
     int dok = starter_of(f, dst, &da), sok = starter_of(f, src, &sa);
     void *d = dok ? reach_at(f, &da, size) : NULL, *s = sok ? reach_at(f, &sa, size) : NULL;
+    /* Zero bytes to or from another rank's starter memory: core checks only
+     * this process's ends of a no-op, and nothing need travel. Entering Go
+     * for it cost the ib put pingpong's 0-byte row 31-86 us one way where
+     * it takes 16-35 now (Soft-RoCE, 5 alternated rounds; the 1-byte row
+     * 20-41 either way). */
+    int me = (int)LOAD(U32(f, ACPF_ME));
+    if (size == 0 && dok && sok && (d != NULL || da.rank != me) && (s != NULL || sa.rank != me))
+        return completed(f);
     if (d == NULL && s != NULL)
         return remote_copy(f, NULL, s, dok ? &da : NULL, dst, size);
     if (s == NULL && d != NULL)

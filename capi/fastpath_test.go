@@ -46,6 +46,33 @@ func TestFastPathTakesDirectMemory(t *testing.T) {
 	w.Close()
 }
 
+// A 0-byte copy to or from a peer that is not mapped here (udp) completes
+// in C: core checks only this process's ends of a no-op. A bad end of our
+// own still goes to Go, which reports it.
+func TestFastPathCompletesEmptyRemoteCopies(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "udp")
+	defer w.Close()
+	e := w.Engines[0]
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	for _, c := range []struct {
+		name     string
+		dst, src core.GA
+	}{{"put", peer + 64, me}, {"get", me, peer + 64}, {"between peers", peer, peer + 8}} {
+		h := fastCopy(e, c.dst, c.src, 0, core.HandleNull)
+		require.NotEqual(t, core.HandleNull, h, c.name)
+		assert.True(t, fastWaited(e, h), c.name)
+		// Ordered after it, too.
+		h2 := fastCopy(e, c.dst, c.src, 0, h)
+		require.NotEqual(t, core.HandleNull, h2, c.name)
+		assert.True(t, fastWaited(e, h2), c.name)
+	}
+	assert.Equal(t, core.HandleNull, fastCopy(e, peer, me+1<<40, 0, core.HandleNull), "beyond our own starter memory")
+	_, err := e.Copy(peer, me+1<<40, 0, core.HandleNull)
+	assert.Error(t, err, "Go reports the bad source")
+	assert.Equal(t, core.HandleNull, fastCopy(e, peer, me, 8, core.HandleNull), "bytes to an unmapped peer are not the C path's over udp")
+}
+
 // Over shared memory on one host the C path runs acp_sync itself, as long
 // as nothing is outstanding: both the flat dissemination and the
 // hierarchical barrier (chosen when waits do not spin, as on an
