@@ -16,12 +16,9 @@ func AwaitByte(t testing.TB, mem []byte, off int, want byte, within time.Duratio
 		t.Fatalf("AwaitByte: offset %d is not a word of a %d-byte region", off, len(mem))
 	}
 	word := (*uint32)(unsafe.Pointer(&mem[off]))
-	deadline := time.Now().Add(within)
-	for byte(atomic.LoadUint32(word)) != want { // little-endian: the byte at off
-		if time.Now().After(deadline) {
-			t.Fatalf("byte %d is %d, not %d, after %v", off, byte(atomic.LoadUint32(word)), want, within)
-		}
-		time.Sleep(100 * time.Microsecond)
+	at := func() byte { return byte(atomic.LoadUint32(word)) } // little-endian: the byte at off
+	if !WaitFor(within, func() bool { return at() == want }) {
+		t.Fatalf("byte %d is %d, not %d, after %v", off, at(), want, within)
 	}
 }
 
