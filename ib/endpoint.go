@@ -145,6 +145,7 @@ type endpoint struct {
 	fatalOnce sync.Once
 	closed    atomic.Bool
 	wakeFD    int
+	events    *eventWaiter // the progress goroutine's sleep (events.go)
 	done      chan struct{}
 	hs        sync.WaitGroup // handshakes in progress
 }
@@ -262,6 +263,15 @@ func (e *endpoint) setup(addr, hint string) error {
 	}
 	if e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return err
+	}
+	// What the progress goroutine sleeps on: bit 0 the wake-up, then each
+	// device's completion channel and asynchronous events (takeEvents).
+	fds := []int32{int32(e.wakeFD)}
+	for _, d := range e.devs {
+		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
+	}
+	if e.events, err = newEventWaiter(fds); err != nil {
+		return fmt.Errorf("cannot wait for the devices' events: %v", err)
 	}
 	if err := e.newFast(); err != nil {
 		return err
@@ -454,17 +464,6 @@ func (e *endpoint) unlockAndRun() {
 // far more than it saves.
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
-	fds := []int32{int32(e.wakeFD)}
-	for _, d := range e.devs {
-		fds = append(fds, int32(d.chanFD), int32(d.asyncFD))
-	}
-	sleep := func(d time.Duration) int { return waitFDs(fds, int(d/time.Millisecond)) }
-	if w, err := newEventWaiter(fds); err == nil {
-		defer w.close()
-		sleep = w.wait
-	} else {
-		e.host.Logf(2, "ib: the progress goroutine sleeps in poll(2): %v", err)
-	}
 	gate := core.NewIdleGate(e.spin)
 	var seen, seenAtSleep, servedSeen uint64
 	nextTimer := time.Now()
@@ -551,7 +550,7 @@ func (e *endpoint) progressLoop() {
 			seen = e.appPolls.Load()
 			continue
 		}
-		e.takeEvents(sleep(wait))
+		e.takeEvents(e.events.wait(wait))
 		e.idleSleep.Store(0)
 	}
 }
@@ -567,19 +566,18 @@ func (e *endpoint) servedSince(seen *uint64) bool {
 	return true
 }
 
-// takeEvents consumes the events waitFDs reported.
-func (e *endpoint) takeEvents(ready int) {
-	if ready > 0 && ready&1 != 0 && !e.closed.Load() {
+// takeEvents consumes the events the progress goroutine's sleep reported
+// (a bit per descriptor, in the order setup gave them).
+func (e *endpoint) takeEvents(ready uint64) {
+	if ready&1 != 0 && !e.closed.Load() {
 		core.DrainEventfd(e.wakeFD) // a wake-up (issue): reset it
 	}
-	if ready > 0 {
-		for i, d := range e.devs {
-			if ready&(1<<(1+2*i)) != 0 {
-				takeCQEvent(d.v)
-			}
-			if ready&(1<<(2+2*i)) != 0 {
-				e.asyncEvents(d)
-			}
+	for i, d := range e.devs {
+		if ready&(1<<(1+2*i)) != 0 {
+			takeCQEvent(d.v)
+		}
+		if ready&(1<<(2+2*i)) != 0 {
+			e.asyncEvents(d)
 		}
 	}
 }
@@ -706,6 +704,10 @@ func (e *endpoint) release() {
 		closeDevice(d.v)
 	}
 	e.devs = nil
+	if e.events != nil {
+		e.events.close()
+		e.events = nil
+	}
 	if e.wakeFD >= 0 {
 		_ = unix.Close(e.wakeFD)
 		e.wakeFD = -1

@@ -21,16 +21,16 @@ import (
 type eventWaiter struct {
 	f    *os.File // the epoll instance
 	conn syscall.RawConn
-	evs  [8]unix.EpollEvent
-	mask int                // filled by ready
+	evs  []unix.EpollEvent
+	mask uint64             // filled by ready
 	fn   func(uintptr) bool // ready, bound once (a method value per wait would be garbage)
 }
 
-// newEventWaiter watches fds (at most 8; bit i of wait's result is
+// newEventWaiter watches fds (at most 64; bit i of wait's result is
 // fds[i]). It fails when the runtime cannot poll the epoll instance.
 func newEventWaiter(fds []int32) (*eventWaiter, error) {
-	if len(fds) > 8 {
-		return nil, errors.New("more than 8 file descriptors to wait for")
+	if len(fds) > 64 {
+		return nil, errors.New("more than 64 file descriptors to wait for")
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -48,7 +48,7 @@ func newEventWaiter(fds []int32) (*eventWaiter, error) {
 		_ = unix.Close(ep)
 		return nil, err
 	}
-	w := &eventWaiter{f: os.NewFile(uintptr(ep), "ib-events")}
+	w := &eventWaiter{f: os.NewFile(uintptr(ep), "ib-events"), evs: make([]unix.EpollEvent, len(fds))}
 	w.fn = w.ready
 	if w.conn, err = w.f.SyscallConn(); err == nil {
 		// Only a file the poller holds takes a deadline.
@@ -63,19 +63,19 @@ func newEventWaiter(fds []int32) (*eventWaiter, error) {
 
 // ready is the poller's callback: done when something is readable.
 func (w *eventWaiter) ready(fd uintptr) bool {
-	n, err := unix.EpollWait(int(fd), w.evs[:], 0)
+	n, err := unix.EpollWait(int(fd), w.evs, 0)
 	if err != nil {
 		return err != unix.EINTR
 	}
 	for _, ev := range w.evs[:n] {
-		w.mask |= 1 << ev.Fd
+		w.mask |= 1 << uint(ev.Fd)
 	}
 	return n > 0
 }
 
 // wait sleeps until one of the file descriptors is readable or d has
 // passed, and returns which are readable as a bit mask (0: none).
-func (w *eventWaiter) wait(d time.Duration) int {
+func (w *eventWaiter) wait(d time.Duration) uint64 {
 	w.mask = 0
 	if w.f.SetReadDeadline(time.Now().Add(d)) != nil {
 		return 0

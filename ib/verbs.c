@@ -14,7 +14,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,26 +503,6 @@ int acpib_poll(acpib_dev *d, acpib_wc *out, int max)
 }
 
 int acpib_arm(acpib_dev *d, int solicited_only) { return ibv_req_notify_cq(d->cq, solicited_only); }
-
-int acpib_wait_fds(const int *fds, int n, int timeout_ms)
-{
-	struct pollfd p[8];
-	if (n > 8)
-		n = 8;
-	for (int i = 0; i < n; i++) {
-		p[i].fd = fds[i];
-		p[i].events = POLLIN;
-		p[i].revents = 0;
-	}
-	int rc = poll(p, (nfds_t)n, timeout_ms);
-	if (rc < 0)
-		return errno == EINTR ? 0 : -1;
-	int mask = 0;
-	for (int i = 0; i < n; i++)
-		if (p[i].revents)
-			mask |= 1 << i;
-	return mask;
-}
 
 int acpib_channel_fd(acpib_dev *d) { return d->channel->fd; }
 int acpib_async_fd(acpib_dev *d) { return d->ctx->async_fd; }

@@ -258,12 +258,6 @@ func armCQ(d *vdev, solicitedOnly bool) {
 func channelFD(d *vdev) int { return int(C.acpib_channel_fd(d)) }
 func asyncFD(d *vdev) int   { return int(C.acpib_async_fd(d)) }
 
-// waitFDs blocks until one of fds is readable or timeoutMs passed and
-// returns the readable ones as a bit mask.
-func waitFDs(fds []int32, timeoutMs int) int {
-	return int(C.acpib_wait_fds((*C.int)(unsafe.Pointer(&fds[0])), C.int(len(fds)), C.int(timeoutMs)))
-}
-
 func takeCQEvent(d *vdev) { C.acpib_take_cq_event(d) }
 
 func takeAsyncEvent(d *vdev) (typ int, qpn uint32, ok bool) {

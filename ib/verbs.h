@@ -148,9 +148,6 @@ int acpib_poll(acpib_dev *d, acpib_wc *out, int max);
 /* Asks for an event at the next completion (solicited_only: at the next
  * arrival of a message sent with ACPIB_SOLICITED, or an error). */
 int acpib_arm(acpib_dev *d, int solicited_only);
-/* Waits until one of fds is readable or timeout_ms passed; returns a bit
- * mask of the readable ones (fds[0] is bit 0), 0 on timeout, -1 on error. */
-int acpib_wait_fds(const int *fds, int n, int timeout_ms);
 int acpib_channel_fd(acpib_dev *d);
 int acpib_async_fd(acpib_dev *d);
 /* Takes the pending completion event, if any (non-blocking). */
