@@ -142,6 +142,16 @@ func TestCReceivesOnlyFromRingsWrittenInPlace(t *testing.T) {
 				defer func() { _ = unix.Munmap(buf) }()
 				if r == 1 {
 					c.SetFast(1, func(*Request) uint64 { return 1 }, nil)
+					// C takes receives only on a connected pair; the sender
+					// may be connected, and send, before this end is.
+					connected := func() bool {
+						c.lock()
+						defer c.unlock()
+						return c.p.Connected()
+					}
+					if !coretest.WaitFor(10*time.Second, connected) {
+						return fmt.Errorf("the receiving end did not connect in 10 s")
+					}
 				}
 				for i := 0; i < 3; i++ {
 					var q *Request
