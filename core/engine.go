@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,6 +136,24 @@ func New(cfg Config) (*Engine, error) {
 	e.rank.Store(int64(e.phys))
 	if pf := s.String("portfile"); pf != "" {
 		return nil, fmt.Errorf("--acp-portfile %q: the multi-MPI port file of the original macprun is not supported; start the job with acprun, mpirun or srun", pf)
+	}
+
+	// The application's thread (this one: acp_init calls in from it) is
+	// pinned before the transports start their threads, which stay free.
+	if c := s.String("bind-thread-cpu"); c != "" {
+		cpu, err := strconv.Atoi(c)
+		if err == nil {
+			// Never unlocked: threads the runtime creates while this
+			// one calls in then start from its unpinned template thread
+			// (see PinCallingThread).
+			runtime.LockOSThread()
+			err = PinCallingThread(cpu)
+		}
+		if err != nil {
+			e.Logf(1, "ACP_BIND_THREAD_CPU=%q (set by acprun --acp-bind thread): %v; the thread stays unpinned", c, err)
+		} else {
+			e.Logf(2, "the thread that called acp_init is pinned to CPU %d (--acp-bind thread); the library's threads are free", cpu)
+		}
 	}
 
 	// Transports first: they decide the number of colours, which the GA

@@ -102,3 +102,66 @@ func spinWaitScenario(t *testing.T) {
 	pinned.Release()
 	<-removed
 }
+
+// affinity is the calling thread's CPU mask.
+func affinity(t *testing.T) unix.CPUSet {
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	return set
+}
+
+// onLockedThread runs f on a goroutine locked to its own thread, which ends
+// with it (the goroutine exits locked): a test may change its mask freely.
+func onLockedThread(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		f()
+	}()
+	<-done
+}
+
+func TestPinCallingThreadPinsThatThreadAndFreeThreadUndoesIt(t *testing.T) {
+	t.Cleanup(func() { freeCPUs.Store(nil) })
+	var wide unix.CPUSet
+	onLockedThread(func() { wide = affinity(t) })
+	if wide.Count() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	last := 0
+	for c := 0; c < 1024; c++ {
+		if wide.IsSet(c) {
+			last = c
+		}
+	}
+	var one unix.CPUSet
+	one.Set(last)
+
+	// Nothing pinned yet: FreeThread leaves a narrowed thread alone.
+	onLockedThread(func() {
+		require.NoError(t, unix.SchedSetaffinity(0, &one))
+		FreeThread()
+		assert.Equal(t, one, affinity(t))
+	})
+
+	onLockedThread(func() {
+		err := PinCallingThread(1023)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "CPU 1023 is not one this process may use")
+		assert.Equal(t, wide, affinity(t), "a refused pin changes nothing")
+
+		require.NoError(t, PinCallingThread(last))
+		assert.Equal(t, one, affinity(t))
+	})
+	// Other threads keep their CPUs...
+	onLockedThread(func() { assert.Equal(t, wide, affinity(t)) })
+	// ...and one that inherited the pin gets them back.
+	onLockedThread(func() {
+		require.NoError(t, unix.SchedSetaffinity(0, &one))
+		FreeThread()
+		assert.Equal(t, wide, affinity(t))
+		FreeThread() // nothing to do now
+		assert.Equal(t, wide, affinity(t))
+	})
+}

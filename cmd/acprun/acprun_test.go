@@ -275,6 +275,21 @@ func cpusOf(t *testing.T, args ...string) map[string]string {
 	return out
 }
 
+// threadCPUOf lists "rank: ACP_BIND_THREAD_CPU" ("-" when unset) of each
+// rank of an acprun run.
+func threadCPUOf(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	args = append(args, "sh", "-c", `echo "$ACP_MYRANK ${ACP_BIND_THREAD_CPU:--}"`)
+	r := acprun(t, 10*time.Second, nil, "", args...)
+	require.Equal(t, 0, r.status, r.stderr)
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		rank, cpu, _ := strings.Cut(line, " ")
+		out[rank] = cpu
+	}
+	return out
+}
+
 func TestBindsRanksToCPUs(t *testing.T) {
 	var set unix.CPUSet
 	require.NoError(t, unix.SchedGetaffinity(0, &set))
@@ -304,7 +319,18 @@ func TestBindsRanksToCPUs(t *testing.T) {
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "ib")["0"])
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "udp", "--acp-bind", "core")["0"])
 	}
+	// auto and the other policies leave the pinning to acprun; thread
+	// pins no process and tells each rank its thread's CPU instead (the
+	// library pins the thread that calls acp_init: tests/c/t_bind.c).
+	assert.Equal(t, map[string]string{"0": "-", "1": "-"}, threadCPUOf(t, "-np", "2"))
+	assert.Equal(t, map[string]string{"0": "-"}, threadCPUOf(t, "-np", "1", "--acp-bind", "core"))
+	assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-bind", "thread")["0"])
+	got = threadCPUOf(t, "-np", fmt.Sprint(len(cpus)), "--acp-bind", "thread")
+	for r := range cpus {
+		assert.Equal(t, cpus[r], got[fmt.Sprint(r)], "rank %d", r)
+	}
+	assert.Equal(t, "-", threadCPUOf(t, "-np", fmt.Sprint(len(cpus)+1), "--acp-transports", "udp")["0"])
 	r := acprun(t, 10*time.Second, []string{"ACP_BIND=socket"}, "", "-np", "1", "true")
 	assert.Equal(t, exitUsage, r.status)
-	assert.Contains(t, r.stderr, "not one of auto, core, none")
+	assert.Contains(t, r.stderr, "not one of auto, core, thread, none")
 }

@@ -17,7 +17,10 @@ import (
 // MPI's mpirun, acprun pins rank i to the i-th CPU it may use itself when
 // the ranks are no more than those CPUs (--acp-bind auto, the default);
 // with more ranks than CPUs nobody is pinned, so that the kernel may move
-// them where there is room.
+// them where there is room. --acp-bind thread pins only each rank's
+// application thread (acp_init pins the thread that calls it,
+// core.PinCallingThread), so that a progress goroutine can run on another
+// CPU than its rank's busy wait.
 
 // targetFree reports whether a transport moves a put's data without the
 // target's CPU: shared memory (the issuer stores) and ib (the adapter
@@ -25,46 +28,55 @@ import (
 // VM pinning doubled putbw and did not slow the pingpong.
 func targetFree(transport string) bool { return transport == "shm" || transport == "ib" }
 
-// bindCPUs returns the CPU of each rank, or nil: nobody is pinned.
-func bindCPUs(c *config) ([]int, error) {
+// bindCPUs returns the CPU of each rank, or nil: nobody is pinned; thread
+// says that only the thread calling acp_init is to be pinned, by the rank
+// itself (ACP_BIND_THREAD_CPU), not the process by acprun.
+func bindCPUs(c *config) (cpus []int, thread bool, err error) {
 	// The settings as the ranks will see them: environment, then the
 	// command line's --acp-* options.
 	s := librarySettings()
 	if err := s.LoadEnv(os.LookupEnv); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := s.LoadEnv(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	policy := s.String("bind")
 	if policy == "none" {
-		return nil, nil
+		return nil, false, nil
 	}
+	thread = policy == "thread"
 	if names := core.NamedTransports(s); policy == "auto" && names != nil && !slices.ContainsFunc(names, targetFree) {
 		// The ranks of this host then talk through UDP, whose progress
 		// goroutine receives for a target that does not call ACP:
-		// pinned, it shares its rank's CPU with the rank's busy wait
-		// (large UDP messages took twice as long).
-		return nil, nil
+		// pinned with its rank, it shares the rank's CPU with the rank's
+		// busy wait or computation (acpbench passive: milliseconds per
+		// put, a time slice). Unpinned, two ranks' waits sometimes share
+		// one CPU for a whole run (21-30 us one way instead of 4.5 at
+		// small sizes, in about one run of 20), which --acp-bind thread
+		// prevents; but with only the application threads pinned the
+		// pingpong took 15-30 % longer at 2-4 MiB (BENCHMARKS.md,
+		// 2026-11-23, late), so auto leaves them all free.
+		return nil, false, nil
 	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("--acp-bind %s: cannot read the CPUs acprun may use: %v", policy, err)
+		return nil, false, fmt.Errorf("--acp-bind %s: cannot read the CPUs acprun may use: %v", policy, err)
 	}
-	var cpus []int
-	for cpu := 0; len(cpus) < set.Count(); cpu++ {
+	var all []int
+	for cpu := 0; len(all) < set.Count(); cpu++ {
 		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
+			all = append(all, cpu)
 		}
 	}
-	if policy == "auto" && c.np > len(cpus) {
-		return nil, nil
+	if policy == "auto" && c.np > len(all) {
+		return nil, false, nil
 	}
-	out := make([]int, c.np)
-	for r := range out {
-		out[r] = cpus[r%len(cpus)]
+	cpus = make([]int, c.np)
+	for r := range cpus {
+		cpus[r] = all[r%len(all)]
 	}
-	return out, nil
+	return cpus, thread, nil
 }
 
 // startPinned starts cmd from the calling thread (locked to it) pinned to

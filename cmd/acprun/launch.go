@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -91,7 +92,7 @@ func launch(c *config) int {
 		return exitNoExec
 	}
 
-	cpus, err := bindCPUs(c)
+	cpus, threadBind, err := bindCPUs(c)
 	if err != nil {
 		l.logf("%v", err)
 		return exitUsage
@@ -119,7 +120,7 @@ func launch(c *config) int {
 
 	env := jobEnv(os.Environ(), c, srv.Addr(), key)
 	l.debugf("%d rank(s) of %s; rendezvous at %s; settings: %s", c.np, path, srv.Addr(), describeSettings(env))
-	l.startRanks(path, env, cpus)
+	l.startRanks(path, env, cpus, threadBind)
 	if c.timeout > 0 {
 		t := time.AfterFunc(c.timeout, func() { l.events <- event{kind: timeLimit} })
 		defer t.Stop()
@@ -135,25 +136,46 @@ func launch(c *config) int {
 	return l.status
 }
 
+// bindText says how a rank was placed, for --debug.
+func bindText(cpu int, thread bool) string {
+	switch {
+	case cpu < 0:
+		return "not pinned"
+	case thread:
+		return fmt.Sprintf("its thread that calls acp_init pinned to CPU %d", cpu)
+	}
+	return fmt.Sprintf("pinned to CPU %d", cpu)
+}
+
 // startRanks starts the ranks in order; if one cannot be started, the
-// started ones are killed and acprun exits with 127.
-func (l *launcher) startRanks(path string, env []string, cpus []int) {
+// started ones are killed and acprun exits with 127. cpus: the CPU of each
+// rank (nil: none is pinned); thread: the rank pins only its thread that
+// calls acp_init to it, where acprun would pin the whole process.
+func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool) {
 	for r := range l.cfg.np {
-		cmd := &exec.Cmd{Path: path, Args: l.cfg.argv, Env: rankEnv(env, r), Stdout: os.Stdout, Stderr: os.Stderr}
-		if r == 0 {
-			cmd.Stdin = os.Stdin // the others read /dev/null
-		}
+		renv := rankEnv(env, r)
 		cpu := -1
 		if cpus != nil {
 			cpu = cpus[r]
 		}
-		if err := startRank(cmd, cpu); err != nil {
+		if thread && cpu >= 0 {
+			renv = append(renv, "ACP_BIND_THREAD_CPU="+strconv.Itoa(cpu))
+		}
+		cmd := &exec.Cmd{Path: path, Args: l.cfg.argv, Env: renv, Stdout: os.Stdout, Stderr: os.Stderr}
+		if r == 0 {
+			cmd.Stdin = os.Stdin // the others read /dev/null
+		}
+		pin := cpu
+		if thread {
+			pin = -1
+		}
+		if err := startRank(cmd, pin); err != nil {
 			l.logf("cannot execute %s: %v", l.cfg.argv[0], unwrapExec(err))
 			l.decide(exitNoExec)
 			l.stop(syscall.SIGKILL)
 			return
 		}
-		l.debugf("rank %d: pid %d, %s", r, cmd.Process.Pid, map[bool]string{true: fmt.Sprintf("pinned to CPU %d", cpu), false: "not pinned"}[cpu >= 0])
+		l.debugf("rank %d: pid %d, %s", r, cmd.Process.Pid, bindText(cpu, thread))
 		l.cmds = append(l.cmds, cmd)
 		l.alive++
 		go func() {
