@@ -70,7 +70,7 @@ var BaseSettings = []Setting{
 	{Name: "transports", Kind: KindString, Default: "", Help: "comma-separated transports to use between processes (default: every available one, best first)"},
 	{Name: "bootstrap-addr", Kind: KindString, Default: "", Help: "host:port of the start-up rendezvous (set by acprun)"},
 	{Name: "job-key", Kind: KindString, Default: "", EnvOnly: true, Help: "secret of the job's rendezvous (set by acprun; environment only)"},
-	{Name: "bind", Kind: KindString, Default: "auto", Choices: []string{"auto", "core", "thread", "none"}, Help: "acprun: pin rank i to the i-th CPU acprun may use: core (the whole process), thread (only the thread that calls acp_init; the library's own threads stay free), none, or auto (core when the ranks are no more than those CPUs and shm or ib is among the transports, as Open MPI does)"},
+	{Name: "bind", Kind: KindString, Default: "auto", Choices: []string{"auto", "core", "thread", "none"}, Help: "acprun: pin rank i to the i-th CPU acprun may use: core (the whole process), thread (only the thread that calls acp_init; the library's own threads stay free), none, or auto (when the ranks are no more than those CPUs: core when shm or ib is among the transports, as Open MPI does, thread over udp alone)"},
 	{Name: "bind-thread-cpu", Kind: KindString, Default: "", EnvOnly: true, Help: "set by acprun --acp-bind thread: the CPU acp_init pins its calling thread to (environment only)"},
 	{Name: "launcher-defaults", Kind: KindString, Default: "", EnvOnly: true, Help: "defaults a launcher gives its jobs, as name=value,... (acprun: 1024-byte starter memories); the user's settings and a program's own starter sizes come first"},
 }

@@ -309,19 +309,21 @@ func TestBindsRanksToCPUs(t *testing.T) {
 	assert.Equal(t, cpus[0], cpusOf(t, "-np", "1")["0"])
 	assert.Equal(t, all, cpusOf(t, "-np", fmt.Sprint(len(cpus)+1))["0"])
 	assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-bind", "none")["0"])
-	// auto over UDP alone: not pinned (its progress goroutine receives
-	// for the target and needs a CPU beside the rank's); over ib, whose
+	// auto over UDP alone: the process is not pinned (its progress
+	// goroutine receives for the target and needs a CPU beside the
+	// rank's), only the thread that calls acp_init; over ib, whose
 	// adapter writes, pinned; core always pins.
 	if len(cpus) > 1 {
 		assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-transports", "udp")["0"])
 		assert.Equal(t, all, cpusOf(t, "-np", "1", "-net", "udp")["0"])
+		assert.Equal(t, map[string]string{"0": cpus[0]}, threadCPUOf(t, "-np", "1", "--acp-transports", "udp"))
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "shm,udp")["0"])
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "ib")["0"])
 		assert.Equal(t, cpus[0], cpusOf(t, "-np", "1", "--acp-transports", "udp", "--acp-bind", "core")["0"])
 	}
-	// auto and the other policies leave the pinning to acprun; thread
-	// pins no process and tells each rank its thread's CPU instead (the
-	// library pins the thread that calls acp_init: tests/c/t_bind.c).
+	// core pins the process; thread pins no process and tells each rank
+	// its thread's CPU instead (the library pins the thread that calls
+	// acp_init: tests/c/t_bind.c).
 	assert.Equal(t, map[string]string{"0": "-", "1": "-"}, threadCPUOf(t, "-np", "2"))
 	assert.Equal(t, map[string]string{"0": "-"}, threadCPUOf(t, "-np", "1", "--acp-bind", "core"))
 	assert.Equal(t, all, cpusOf(t, "-np", "1", "--acp-bind", "thread")["0"])

@@ -17,10 +17,10 @@ import (
 // MPI's mpirun, acprun pins rank i to the i-th CPU it may use itself when
 // the ranks are no more than those CPUs (--acp-bind auto, the default);
 // with more ranks than CPUs nobody is pinned, so that the kernel may move
-// them where there is room. --acp-bind thread pins only each rank's
-// application thread (acp_init pins the thread that calls it,
-// core.PinCallingThread), so that a progress goroutine can run on another
-// CPU than its rank's busy wait.
+// them where there is room. Over udp alone (and with --acp-bind thread)
+// only each rank's application thread is pinned (acp_init pins the thread
+// that calls it, core.PinCallingThread), so that a progress goroutine can
+// run on another CPU than its rank's busy wait.
 
 // targetFree reports whether a transport moves a put's data without the
 // target's CPU: shared memory (the issuer stores) and ib (the adapter
@@ -51,13 +51,12 @@ func bindCPUs(c *config) (cpus []int, thread bool, err error) {
 		// goroutine receives for a target that does not call ACP:
 		// pinned with its rank, it shares the rank's CPU with the rank's
 		// busy wait or computation (acpbench passive: milliseconds per
-		// put, a time slice). Unpinned, two ranks' waits sometimes share
-		// one CPU for a whole run (21-30 us one way instead of 4.5 at
-		// small sizes, in about one run of 20), which --acp-bind thread
-		// prevents; but with only the application threads pinned the
-		// pingpong took 15-30 % longer at 2-4 MiB (BENCHMARKS.md,
-		// 2026-11-23, late), so auto leaves them all free.
-		return nil, false, nil
+		// put, a time slice). Unpinned, two ranks' waits sometimes
+		// shared one CPU for a whole run (10-30 us one way instead of
+		// 4.5 at small sizes, in about one run of 20). So only the
+		// application threads are pinned (BENCHMARKS.md, 2026-11-23,
+		// late).
+		thread = true
 	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
