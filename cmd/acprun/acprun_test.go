@@ -261,33 +261,32 @@ func TestVanishedRankStopsTheJob(t *testing.T) {
 	assert.Less(t, r.elapsed, 10*time.Second)
 }
 
-// cpusOf lists "rank: Cpus_allowed_list" of each rank of an acprun run.
-func cpusOf(t *testing.T, args ...string) map[string]string {
+// perRank runs `sh -c echo "$ACP_MYRANK <value>"` as every rank of an
+// acprun job with args and returns each rank's value.
+func perRank(t *testing.T, value string, args ...string) map[string]string {
 	t.Helper()
-	args = append(args, "sh", "-c", `echo "$ACP_MYRANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)"`)
+	args = append(args, "sh", "-c", `echo "$ACP_MYRANK `+value+`"`)
 	r := acprun(t, 10*time.Second, nil, "", args...)
 	require.Equal(t, 0, r.status, r.stderr)
 	out := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		rank, cpus, _ := strings.Cut(line, " ")
-		out[rank] = cpus
+		rank, v, _ := strings.Cut(line, " ")
+		out[rank] = v
 	}
 	return out
+}
+
+// cpusOf lists "rank: Cpus_allowed_list" of each rank of an acprun run.
+func cpusOf(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	return perRank(t, "$(grep Cpus_allowed_list /proc/self/status | cut -f2)", args...)
 }
 
 // threadCPUOf lists "rank: ACP_BIND_THREAD_CPU" ("-" when unset) of each
 // rank of an acprun run.
 func threadCPUOf(t *testing.T, args ...string) map[string]string {
 	t.Helper()
-	args = append(args, "sh", "-c", `echo "$ACP_MYRANK ${ACP_BIND_THREAD_CPU:--}"`)
-	r := acprun(t, 10*time.Second, nil, "", args...)
-	require.Equal(t, 0, r.status, r.stderr)
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		rank, cpu, _ := strings.Cut(line, " ")
-		out[rank] = cpu
-	}
-	return out
+	return perRank(t, "${ACP_BIND_THREAD_CPU:--}", args...)
 }
 
 func TestBindsRanksToCPUs(t *testing.T) {
