@@ -241,6 +241,27 @@ static void parse_args(int argc, char **argv)
 
 /* ---- output --------------------------------------------------------------------- */
 
+/* The CPUs the calling thread may run on, as a list ("0", "0-1,4"). */
+static void thread_cpus(char *out, size_t len)
+{
+    cpu_set_t set;
+    out[0] = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        snprintf(out, len, "unknown");
+        return;
+    }
+    size_t used = 0;
+    for (int c = 0; c < CPU_SETSIZE && used + 16 < len; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            last++;
+        used += (size_t)snprintf(out + used, len - used, last > c ? "%s%d-%d" : "%s%d", used ? "," : "", c, last);
+        c = last;
+    }
+}
+
 static void print_header(int nprocs)
 {
     char host[256] = "unknown", date[64];
@@ -260,6 +281,13 @@ static void print_header(int nprocs)
     printf("# System                : %s %s\n", u.sysname, u.release);
     printf("# Host                  : %s\n", host);
     printf("# Transport             : %s\n", tr != NULL && *tr ? tr : "default");
+    /* Where rank 0's application thread runs (acprun --acp-bind): the
+     * whole process pinned, only this thread (over udp alone), or free. */
+    char cpus[256];
+    thread_cpus(cpus, sizeof cpus);
+    const char *thread_pin = getenv("ACP_BIND_THREAD_CPU");
+    printf("# Placement             : rank 0's thread on CPU(s) %s%s\n", cpus,
+           thread_pin != NULL && *thread_pin ? " (only the thread that called acp_init is pinned)" : "");
     printf("# Processes             : %d\n", nprocs);
     printf("# Minimum message length in bytes:   0\n");
     printf("# Maximum message length in bytes:   %zu\n", max_size);
