@@ -54,21 +54,29 @@ var Settings = []core.Setting{
 
 // Protocol constants.
 const (
-	recvBatch     = 32
-	sendBatch     = 64
-	rxWindow      = 1024 // sequence numbers a receiver accepts beyond its next expected one
-	maxInflight   = rxWindow - 24
-	minRTO        = 100 * time.Microsecond
-	maxRTO        = 100 * time.Millisecond
-	initialRTO    = minRTO // until the first round trip is measured
-	addressSize   = 8      // IPv4, port, receive buffer in KiB/4 units
-	loopbackMTU   = 65000
-	maxSpare      = 256  // acknowledged datagrams kept for reuse
-	maxFreeOps    = 256  // finished operations kept for reuse
-	networkMTU    = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
-	rxBufferBytes = 65536
-	ackEvery      = recvBatch // datagrams accepted before an acknowledgement goes out at once
-	placeMin      = 16 << 10  // put fragments from this size on are received in place
+	recvBatch   = 32
+	sendBatch   = 64
+	rxWindow    = 1024 // sequence numbers a receiver accepts beyond its next expected one
+	maxInflight = rxWindow - 24
+	minRTO      = 100 * time.Microsecond
+	maxRTO      = 100 * time.Millisecond
+	// maxWindowBytes bounds the bytes in flight to a peer (half its
+	// receive buffer does too). 2 MiB is several times what a LAN's
+	// round trip holds; over loopback a larger window only let a large
+	// put's sender outrun the receiver it shares 2 CPUs with: with 8 MiB
+	// the put pingpong took 0.86-1.04 of Open MPI's TCP time at 2 MiB
+	// where 2 MiB gave 0.73-0.93 (3 sets, 28 paired rounds; BENCHMARKS.md
+	// 2026-11-23, late).
+	maxWindowBytes = 2 << 20
+	initialRTO     = minRTO // until the first round trip is measured
+	addressSize    = 8      // IPv4, port, receive buffer in KiB/4 units
+	loopbackMTU    = 65000
+	maxSpare       = 256  // acknowledged datagrams kept for reuse
+	maxFreeOps     = 256  // finished operations kept for reuse
+	networkMTU     = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
+	rxBufferBytes  = 65536
+	ackEvery       = recvBatch // datagrams accepted before an acknowledgement goes out at once
+	placeMin       = 16 << 10  // put fragments from this size on are received in place
 	// streamWait is how long a waiting thread keeps taking the rest of a
 	// put after the last fragment arrived.
 	streamWait = 20 * time.Microsecond
@@ -272,7 +280,7 @@ func (e *endpoint) peer(i int) *peer {
 	}
 	// Keep at most half the receiver's socket buffer in flight, and at
 	// least two datagrams.
-	p.maxWindow = max(min(rcvbuf/2, 8<<20), 2*mtu)
+	p.maxWindow = max(min(rcvbuf/2, maxWindowBytes), 2*mtu)
 	p.cwnd = p.maxWindow
 	e.peers[i] = p
 	return p
