@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,10 +142,6 @@ func New(cfg Config) (*Engine, error) {
 	if c := s.String("bind-thread-cpu"); c != "" {
 		cpu, err := strconv.Atoi(c)
 		if err == nil {
-			// Never unlocked: threads the runtime creates while this
-			// one calls in then start from its unpinned template thread
-			// (see PinCallingThread).
-			runtime.LockOSThread()
 			err = PinCallingThread(cpu)
 		}
 		if err != nil {

@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -168,59 +167,38 @@ func DrainEventfd(fd int) {
 	_, _ = unix.Read(fd, b[:])
 }
 
-// Thread binding (acprun --acp-bind thread): acp_init pins the thread
-// that calls it, the application's, to one CPU and leaves the library's
-// own threads free. Two ranks' busy waits then never share a CPU, which
-// the kernel otherwise let happen for whole runs (over udp on 2 CPUs, 3-6
-// runs in 60 of the put pingpong took 10-30 us one way instead of 4.5),
-// while a progress goroutine can still run beside either, such as the one
-// that receives for a target computing without ACP calls (pinned with its
-// rank, it waited for the rank's time slice: milliseconds per put).
+// PinCallingThread pins the calling thread, and no other, to cpu
+// (acprun --acp-bind thread: acp_init pins the application's thread, on
+// which a call from C runs). The library's threads keep every CPU, so two
+// ranks' busy waits never share a CPU, which the kernel otherwise let
+// happen for whole runs (over udp on 2 CPUs, 3-6 runs in 60 of the put
+// pingpong took 10-30 us one way instead of 4.5), while a progress
+// goroutine can still run beside either, such as the one that receives
+// for a target computing without ACP calls (pinned with its rank, it
+// waited for the rank's time slice: milliseconds per put).
 //
-// A thread starts with the mask of the thread that created it, and the Go
-// runtime creates threads from the one that needs another (a call into Go
-// from the application's thread, say) unless that thread is locked to its
-// goroutine: then its template thread does. So acp_init locks the calling
-// goroutine to its thread first (runtime.LockOSThread: a call from C runs
-// on its C thread, which keeps its M), and the template thread starts
-// before the pin. The progress goroutines also free the thread they run on
-// (FreeThread) when they start and when they wake: without the lock, 1-2
-// threads pinned this way appeared within seconds, and a computing target
-// then waited up to 8 ms for a put when its progress goroutine ran on one.
-
-// freeCPUs is the process's CPUs from before the pin; nil: nothing pinned.
-var freeCPUs atomic.Pointer[unix.CPUSet]
-
-// PinCallingThread pins the calling thread, and no other, to cpu, and
-// remembers the CPUs it had for FreeThread. A cgo call from C runs on the
-// C thread: acp_init pins the application's thread this way.
+// A thread starts with the mask of the thread that creates it, and the Go
+// runtime creates threads from the one that needs another (the
+// application's, in a call into Go) unless that thread is locked to its
+// goroutine: then its template thread does, which the lock starts before
+// the pin. So the calling goroutine stays locked to its thread for good (a
+// C thread keeps its M). Without the lock, 1-2 threads pinned this way
+// appeared within seconds, and a computing target waited up to 8 ms for a
+// put when its progress goroutine ran on one (tests/c/t_bind checks every
+// thread's CPUs).
 func PinCallingThread(cpu int) error {
-	var wide, one unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &wide); err != nil {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return fmt.Errorf("cannot read the CPUs of this thread: %v", err)
 	}
-	if cpu < 0 || cpu >= 1024 || !wide.IsSet(cpu) {
-		return fmt.Errorf("CPU %d is not one this process may use (%d of them)", cpu, wide.Count())
+	if cpu < 0 || cpu >= 1024 || !set.IsSet(cpu) {
+		return fmt.Errorf("CPU %d is not one this process may use (%d of them)", cpu, set.Count())
 	}
-	one.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
+	runtime.LockOSThread()
+	set.Zero()
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		return fmt.Errorf("cannot pin this thread to CPU %d: %v", cpu, err)
 	}
-	freeCPUs.Store(&wide)
 	return nil
-}
-
-// FreeThread gives the calling thread every CPU the process had before
-// PinCallingThread, if that pinned a thread and the calling one has fewer.
-// For progress goroutines: never call it from the application's thread.
-// One system call when something was pinned, none otherwise.
-func FreeThread() {
-	wide := freeCPUs.Load()
-	if wide == nil {
-		return
-	}
-	var cur unix.CPUSet
-	if unix.SchedGetaffinity(0, &cur) == nil && cur != *wide {
-		_ = unix.SchedSetaffinity(0, wide)
-	}
 }

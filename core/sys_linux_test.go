@@ -122,8 +122,7 @@ func onLockedThread(f func()) {
 	<-done
 }
 
-func TestPinCallingThreadPinsThatThreadAndFreeThreadUndoesIt(t *testing.T) {
-	t.Cleanup(func() { freeCPUs.Store(nil) })
+func TestPinCallingThreadPinsThatThreadOnly(t *testing.T) {
 	var wide unix.CPUSet
 	onLockedThread(func() { wide = affinity(t) })
 	if wide.Count() < 2 {
@@ -138,13 +137,6 @@ func TestPinCallingThreadPinsThatThreadAndFreeThreadUndoesIt(t *testing.T) {
 	var one unix.CPUSet
 	one.Set(last)
 
-	// Nothing pinned yet: FreeThread leaves a narrowed thread alone.
-	onLockedThread(func() {
-		require.NoError(t, unix.SchedSetaffinity(0, &one))
-		FreeThread()
-		assert.Equal(t, one, affinity(t))
-	})
-
 	onLockedThread(func() {
 		err := PinCallingThread(1023)
 		require.Error(t, err)
@@ -153,15 +145,23 @@ func TestPinCallingThreadPinsThatThreadAndFreeThreadUndoesIt(t *testing.T) {
 
 		require.NoError(t, PinCallingThread(last))
 		assert.Equal(t, one, affinity(t))
+		// Threads that goroutines started from here run on keep every CPU
+		// (they hold their threads at once, so the runtime makes some).
+		const n = 4
+		got := make(chan unix.CPUSet, n)
+		release := make(chan struct{})
+		for range n {
+			go func() {
+				runtime.LockOSThread()
+				got <- affinity(t)
+				<-release
+			}()
+		}
+		for range n {
+			assert.Equal(t, wide, <-got)
+		}
+		close(release)
 	})
-	// Other threads keep their CPUs...
+	// Other threads keep their CPUs.
 	onLockedThread(func() { assert.Equal(t, wide, affinity(t)) })
-	// ...and one that inherited the pin gets them back.
-	onLockedThread(func() {
-		require.NoError(t, unix.SchedSetaffinity(0, &one))
-		FreeThread()
-		assert.Equal(t, wide, affinity(t))
-		FreeThread() // nothing to do now
-		assert.Equal(t, wide, affinity(t))
-	})
 }

@@ -475,7 +475,6 @@ func (e *endpoint) progressLoop() {
 	// alternated rounds gave a median of 670 us per atomic against 860, all
 	// 18 pairs faster (BENCHMARKS.md). The coarse clock and the end of the
 	// spin are then late by 16 turns at most.
-	core.FreeThread() // see core.PinCallingThread
 	var now time.Time
 	idleTurns := 0 // turns in a row that found nothing and did not sleep
 	for !e.closed.Load() {
@@ -552,7 +551,6 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		e.takeEvents(e.events.wait(wait))
-		core.FreeThread()
 		e.idleSleep.Store(0)
 	}
 }

@@ -509,7 +509,6 @@ func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	sleeping, futex := e.u32(hdrSleeping), e.u32(hdrFutex)
 	gate := core.NewIdleGate(e.spin)
-	core.FreeThread()
 	for !e.closed.Load() {
 		now := time.Now()
 		e.beat(now)
@@ -529,7 +528,6 @@ func (e *endpoint) progressLoop() {
 		}
 		futexWait(futex, v, int64(e.beatEvery))
 		atomic.StoreUint32(sleeping, 0)
-		core.FreeThread()
 	}
 }
 

@@ -884,11 +884,9 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	gate := core.NewIdleGate(e.spin)
-	core.FreeThread() // see core.PinCallingThread
 	for !e.closed.Load() {
 		if e.host.Polled() {
 			time.Sleep(appNap)
-			core.FreeThread()
 			gate.Worked(time.Now()) // the waiter may have just left: poll a while
 			continue
 		}
@@ -907,7 +905,6 @@ func (e *endpoint) progressLoop() {
 		wait := min(int64(idleSleep), max(e.nextCheck.Load()-now, 0))
 		err := waitReadable(e.sock.fd(), e.wakeFd, wait)
 		e.sleepUntil.Store(0)
-		core.FreeThread()
 		core.DrainEventfd(e.wakeFd)
 		if err != nil {
 			e.host.Logf(1, "udp: poll failed: %v", err)
