@@ -241,25 +241,21 @@ static void parse_args(int argc, char **argv)
 
 /* ---- output --------------------------------------------------------------------- */
 
-/* The CPUs the calling thread may run on, as a list ("0", "0-1,4"). */
+/* The CPUs the calling thread may run on, as the kernel lists them. */
 static void thread_cpus(char *out, size_t len)
 {
-    cpu_set_t set;
-    out[0] = 0;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) {
-        snprintf(out, len, "unknown");
+    char line[256];
+    snprintf(out, len, "unknown");
+    FILE *f = fopen("/proc/thread-self/status", "r");
+    if (f == NULL)
         return;
-    }
-    size_t used = 0;
-    for (int c = 0; c < CPU_SETSIZE && used + 16 < len; c++) {
-        if (!CPU_ISSET(c, &set))
-            continue;
-        int last = c;
-        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
-            last++;
-        used += (size_t)snprintf(out + used, len - used, last > c ? "%s%d-%d" : "%s%d", used ? "," : "", c, last);
-        c = last;
-    }
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+            char *v = line + 18 + strspn(line + 18, " \t");
+            v[strcspn(v, "\n")] = 0;
+            snprintf(out, len, "%s", v);
+        }
+    fclose(f);
 }
 
 static void print_header(int nprocs)
