@@ -331,6 +331,11 @@ func TestBindsRanksToCPUs(t *testing.T) {
 		assert.Equal(t, cpus[r], got[fmt.Sprint(r)], "rank %d", r)
 	}
 	assert.Equal(t, "-", threadCPUOf(t, "-np", fmt.Sprint(len(cpus)+1), "--acp-transports", "udp")["0"])
+	// An enclosing job's value does not leak into this job's ranks.
+	nested := acprun(t, 10*time.Second, []string{"ACP_BIND_THREAD_CPU=7"}, "", "-np", "1", "--acp-bind", "core",
+		"sh", "-c", `echo "${ACP_BIND_THREAD_CPU:--}"`)
+	require.Equal(t, 0, nested.status, nested.stderr)
+	assert.Equal(t, "-\n", nested.stdout)
 	r := acprun(t, 10*time.Second, []string{"ACP_BIND=socket"}, "", "-np", "1", "true")
 	assert.Equal(t, exitUsage, r.status)
 	assert.Contains(t, r.stderr, "not one of auto, core, thread, none")

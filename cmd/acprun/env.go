@@ -12,7 +12,9 @@ import (
 const starterDefault = "1024"
 
 // perJob are the variables acprun always sets itself, whatever it inherited.
-var perJob = []string{"ACP_MYRANK", "ACP_NPROCS", "ACP_BOOTSTRAP_ADDR", "ACP_JOB_KEY"}
+// ACP_BIND_THREAD_CPU among them: a rank of this job pins its thread only
+// when this acprun says so, not because an enclosing job's rank did.
+var perJob = []string{"ACP_MYRANK", "ACP_NPROCS", "ACP_BOOTSTRAP_ADDR", "ACP_JOB_KEY", "ACP_BIND_THREAD_CPU"}
 
 // jobEnv is the environment shared by every rank: acprun's own, with the
 // options' settings on top, the launcher's starter sizes as defaults, and

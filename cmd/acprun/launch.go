@@ -158,16 +158,14 @@ func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool
 		if cpus != nil {
 			cpu = cpus[r]
 		}
+		pin := cpu // what acprun pins: the process, unless the rank pins its thread
 		if thread && cpu >= 0 {
 			renv = append(renv, "ACP_BIND_THREAD_CPU="+strconv.Itoa(cpu))
+			pin = -1
 		}
 		cmd := &exec.Cmd{Path: path, Args: l.cfg.argv, Env: renv, Stdout: os.Stdout, Stderr: os.Stderr}
 		if r == 0 {
 			cmd.Stdin = os.Stdin // the others read /dev/null
-		}
-		pin := cpu
-		if thread {
-			pin = -1
 		}
 		if err := startRank(cmd, pin); err != nil {
 			l.logf("cannot execute %s: %v", l.cfg.argv[0], unwrapExec(err))
