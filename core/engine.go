@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/libacp/libacp/internal/hostid"
 )
 
 // Exchanger is the bootstrap as the engine sees it: how processes that do
@@ -104,7 +106,7 @@ const (
 )
 
 // nodeIDSize is the size of the per-host identity in the start-up record.
-const nodeIDSize = 16
+const nodeIDSize = hostid.Size
 
 // recordHead is the start-up record before the transports' addresses: job
 // key candidate (8) | colours (2) | node id (16) | process id (4).
@@ -521,17 +523,11 @@ func (e *Engine) oversubscription(book AddressBook) {
 	}
 }
 
-// nodeID identifies this host and boot: processes with equal ids can share
-// memory.
+// nodeID identifies this process's host (hostid): processes with equal ids
+// can share memory.
 func nodeID() []byte {
-	id := make([]byte, nodeIDSize)
-	h, _ := os.Hostname()
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	src := []byte(h + "\x00" + strings.TrimSpace(string(b)))
-	for i, c := range src {
-		id[i%nodeIDSize] = id[i%nodeIDSize]*31 + c
-	}
-	return id
+	id := hostid.ID()
+	return id[:]
 }
 
 // Layout returns the job's GA layout.

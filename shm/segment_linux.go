@@ -90,6 +90,9 @@ func mapPeer(pid, fd, size int) ([]byte, error) {
 	return b, nil
 }
 
+// unmapPeer undoes mapPeer.
+func unmapPeer(b []byte) { _ = unix.Munmap(b) }
+
 // allowPeerAccess lets other processes of this user read and write our
 // memory with process_vm_readv/writev when the Yama security module
 // restricts that to ancestors (ptrace_scope 1). Scopes 2 and 3 forbid it;
@@ -164,17 +167,4 @@ func futexWait(addr *uint32, val uint32, timeoutNs int64) {
 // futexWake wakes one sleeper on addr.
 func futexWake(addr *uint32) {
 	_, _, _ = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 1 /* FUTEX_WAKE */, 1, 0, 0, 0)
-}
-
-// nodeID identifies this host and boot (UTS namespace aware, through the
-// host name): processes with equal ids share memory.
-func nodeID() [16]byte {
-	var id [16]byte
-	h, _ := os.Hostname()
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	src := h + "\x00" + strings.TrimSpace(string(b))
-	for i := 0; i < len(src); i++ {
-		id[i%16] = id[i%16]*31 + src[i]
-	}
-	return id
 }

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/hostid"
 )
 
 func init() {
@@ -58,6 +59,7 @@ const (
 	hdrRings     = 24 // u64: bytes of the ring memfd
 	hdrHeartbeat = 32 // u64: bumped by the progress goroutine while it lives
 	hdrClosed    = 40 // u32: the transport closed (finalized), no heartbeat to expect
+	hdrOwner     = 48 // u32: the owner's peer index; u32 at 52: its process id
 	hdrPending   = 64 // [64]u64: bit i = producer with local index i queued records
 	hdrSize      = 4096
 	magic        = 0x61637073686d3031 // "acpshm01"
@@ -135,7 +137,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		host:      cfg.Host,
 		me:        cfg.Peer,
 		n:         cfg.NPeers,
-		node:      nodeID(),
+		node:      hostid.ID(),
 		pid:       unixGetpid(),
 		spin:      s.Duration("progress-spin"),
 		timeout:   s.Duration("peer-timeout"),
@@ -182,6 +184,8 @@ func (e *endpoint) Starters(sizes [core.NumStarters]uint64) ([core.NumStarters][
 		return out, err
 	}
 	e.seg = seg
+	le.PutUint32(seg.mem[hdrOwner:], uint32(e.me))
+	le.PutUint32(seg.mem[hdrOwner+4:], uint32(e.pid))
 	le.PutUint64(seg.mem[hdrMagic:], magic)
 	e.mirror = newMirror(seg.mem[mirrorOff:mirrorOff+uint64(slots*mirrorEntrySize)], slots)
 	e.mirror.clearAll()
@@ -290,7 +294,20 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 		return nil, fmt.Errorf("rank %d: %v", e.host.PeerRank(i), err)
 	}
 	if le.Uint64(seg[hdrMagic:]) != magic {
+		unmapPeer(seg)
 		return nil, fmt.Errorf("rank %d: shared memory of pid %d is not an ACP segment", e.host.PeerRank(i), p.pid)
+	}
+	// The same host identity should mean the same process ids; should a
+	// setup still show us another process's memory (ours, even), refuse
+	// it rather than write there.
+	if owner, pid := int(le.Uint32(seg[hdrOwner:])), int(le.Uint32(seg[hdrOwner+4:])); owner != i || pid != p.pid {
+		unmapPeer(seg)
+		whose := fmt.Sprintf("process %d of the job", owner)
+		if owner < e.n {
+			whose = fmt.Sprintf("rank %d", e.host.PeerRank(owner))
+		}
+		return nil, fmt.Errorf("rank %d: the shared memory found at pid %d belongs to %s (its pid %d): the processes see different process ids; set ACP_TRANSPORTS=udp",
+			e.host.PeerRank(i), p.pid, whose, pid)
 	}
 	p.seg = seg
 	p.hdr = unsafe.Pointer(&seg[0])
