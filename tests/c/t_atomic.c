@@ -14,7 +14,12 @@
  * 3. Contention: every rank does 10,000 acp_add8(+1) on one counter of rank
  *    0; the counter ends at N * 10,000 and the fetched values are exactly
  *    0 .. N * 10,000 - 1, each once. Then 1,000 cas4-loop increments per
- *    rank on another counter: exactly N * 1,000.
+ *    rank on another counter: exactly N * 1,000. Both once with the
+ *    counters in rank 0's starter memory (which same-host ranks map and
+ *    update with their own CPU atomics) and once in memory rank 0
+ *    registered from its heap (which same-host ranks reach through rank 0's
+ *    progress loop, or the adapter), every third add ordered after the one
+ *    before: one location, every path at once.
  * 4. Misaligned targets or results and NULL GAs give ACP_HANDLE_NULL and
  *    change nothing.
  *
@@ -33,7 +38,8 @@
 #define CNT_OFF   (SEQ_OFF + 256)                 /* add8 counter, cas4 counter */
 #define MIS_OFF   (CNT_OFF + 64)                  /* misaligned attempts */
 #define SMEM      32768
-#define AREA      (MAXP * NCASES * 8)             /* registered: targets, then results */
+#define AREA      (MAXP * NCASES * 8)             /* registered: targets, then results, */
+#define REG_CNT   (2 * AREA)                      /* then the counters (64 bytes) */
 
 #define TGT_CANARY 0x5a5a5a5au
 #define RES_CANARY 0xdeadbeefdeadbeefull
@@ -262,9 +268,13 @@ static void run_chain(const char *how, acp_handle_t order_kind)
 
 /* ---- 3. contention --------------------------------------------------------- */
 
-static void test_add_contention(void)
+/* The counters of the contention tests: in starter memory or registered. */
+static uint8_t *counter_area(int sp) { return sp == SP_STARTER ? (uint8_t *)acpt_starter(CNT_OFF) : reg_ptr + REG_CNT; }
+static acp_ga_t counter_ga(int sp) { return sp == SP_STARTER ? starter[0] + CNT_OFF : reg[0] + REG_CNT; }
+
+static void test_add_contention(int sp)
 {
-    uint64_t *counter = acpt_starter(CNT_OFF);
+    uint64_t *counter = (uint64_t *)counter_area(sp);
     *counter = 0;
     uint64_t *fetched = calloc(NADD, 8);
     acp_atkey_t key = acp_register_memory(fetched, NADD * 8, 0);
@@ -275,8 +285,12 @@ static void test_add_contention(void)
     acpt_allgather_u64(fga, all_fga, EXCH2_OFF); /* includes a sync: counter is 0 everywhere */
 
     double t0 = acpt_now();
+    acp_handle_t h = ACP_HANDLE_NULL;
     for (int i = 0; i < NADD; i++) {
-        acp_handle_t h = acp_add8(fga + 8 * (uint64_t)i, starter[0] + CNT_OFF, 1, ACP_HANDLE_NULL);
+        acp_handle_t order = ACP_HANDLE_NULL;
+        if (sp == SP_REG && i % 3 == 2)
+            order = h;
+        h = acp_add8(fga + 8 * (uint64_t)i, counter_ga(sp), 1, order);
         if (h == ACP_HANDLE_NULL) {
             FAIL("acp_add8 number %d returned ACP_HANDLE_NULL", i);
             break;
@@ -290,7 +304,8 @@ static void test_add_contention(void)
         if (!CHECK(fetched[i] < total, "add8 %d fetched %" PRIu64 ", beyond %" PRIu64, i, fetched[i], total))
             break;
     if (me == 0) {
-        printf("t_atomic: %d x %d acp_add8 on one counter: %.3f s on rank 0\n", nprocs, NADD, t);
+        printf("t_atomic: %d x %d acp_add8 on one counter in %s memory: %.3f s on rank 0\n", nprocs, NADD,
+               sp_name[sp], t);
         CHECK_INT(*counter, total, "counter after %d ranks x %d acp_add8(+1)", nprocs, NADD);
         /* Gather every rank's fetched values: together exactly 0..total-1. */
         uint64_t *allv = malloc(total * 8);
@@ -318,9 +333,9 @@ static void test_add_contention(void)
     free(fetched);
 }
 
-static void test_cas_contention(void)
+static void test_cas_contention(int sp)
 {
-    uint32_t *counter = acpt_starter(CNT_OFF + 8);
+    uint32_t *counter = (uint32_t *)(counter_area(sp) + 8);
     *counter = 0;
     uint32_t *res = acpt_starter(CNT_OFF + 16);
     CHECK_INT(acp_sync(), 0, "acp_sync");
@@ -328,8 +343,7 @@ static void test_cas_contention(void)
     uint32_t guess = 0;
     double t0 = acpt_now();
     for (int done = 0; done < NCAS;) {
-        acp_handle_t h = acp_cas4(starter[me] + CNT_OFF + 16, starter[0] + CNT_OFF + 8, guess, guess + 1,
-                                  ACP_HANDLE_NULL);
+        acp_handle_t h = acp_cas4(starter[me] + CNT_OFF + 16, counter_ga(sp) + 8, guess, guess + 1, ACP_HANDLE_NULL);
         if (h == ACP_HANDLE_NULL) {
             FAIL("acp_cas4 returned ACP_HANDLE_NULL");
             break;
@@ -346,7 +360,8 @@ static void test_cas_contention(void)
     double t = acpt_now() - t0;
     CHECK_INT(acp_sync(), 0, "acp_sync");
     if (me == 0) {
-        printf("t_atomic: %d x %d cas4 increments, %ld attempts on rank 0: %.3f s\n", nprocs, NCAS, attempts, t);
+        printf("t_atomic: %d x %d cas4 increments in %s memory, %ld attempts on rank 0: %.3f s\n", nprocs, NCAS,
+               sp_name[sp], attempts, t);
         CHECK_INT(*counter, nprocs * NCAS, "counter after %d ranks x %d cas4-loop increments", nprocs, NCAS);
     }
     CHECK_INT(acp_sync(), 0, "acp_sync");
@@ -396,10 +411,10 @@ int main(int argc, char **argv)
         starter[r] = acp_query_starter_ga(r);
 
     void *area = NULL;
-    if (posix_memalign(&area, 64, 2 * AREA) != 0)
+    if (posix_memalign(&area, 64, REG_CNT + 64) != 0)
         FATAL("posix_memalign");
     reg_ptr = area;
-    acp_atkey_t key = acp_register_memory(area, 2 * AREA, 0);
+    acp_atkey_t key = acp_register_memory(area, REG_CNT + 64, 0);
     acp_ga_t ga = acp_query_ga(key, area);
     if (ga == ACP_GA_NULL)
         FATAL("registering the atomic area");
@@ -409,8 +424,10 @@ int main(int argc, char **argv)
     run_chain("the previous handle", ACP_HANDLE_NULL);
     run_chain("ACP_HANDLE_ALL", ACP_HANDLE_ALL);
     run_chain("ACP_HANDLE_CONT", ACP_HANDLE_CONT);
-    test_add_contention();
-    test_cas_contention();
+    for (int sp = SP_STARTER; sp <= SP_REG; sp++) {
+        test_add_contention(sp);
+        test_cas_contention(sp);
+    }
     test_rejects();
     CHECK_INT(acp_unregister_memory(key), 0, "unregister the atomic area");
     return acpt_finish("t_atomic");
