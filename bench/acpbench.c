@@ -258,6 +258,29 @@ static void thread_cpus(char *out, size_t len)
     fclose(f);
 }
 
+/* The library settings this job runs with: every ACP_* variable that is a
+ * setting (not the launcher's own plumbing), as the program got them. */
+static void print_settings(void)
+{
+    static const char *plumbing[] = {"ACP_BOOTSTRAP_ADDR=", "ACP_JOB_KEY=", "ACP_MYRANK=", "ACP_NPROCS=",
+                                     "ACP_BIND_THREAD_CPU=", "ACP_TRANSPORTS=", "ACP_LAUNCHER_DEFAULTS="};
+    extern char **environ;
+    int any = 0;
+    printf("# Settings              :");
+    for (char **e = environ; *e != NULL; e++) {
+        if (strncmp(*e, "ACP_", 4) != 0)
+            continue;
+        int skip = 0;
+        for (size_t i = 0; i < sizeof plumbing / sizeof plumbing[0]; i++)
+            skip |= strncmp(*e, plumbing[i], strlen(plumbing[i])) == 0;
+        if (!skip) {
+            printf(" %s", *e);
+            any = 1;
+        }
+    }
+    printf("%s\n", any ? "" : " the library's defaults");
+}
+
 static void print_header(int nprocs)
 {
     char host[256] = "unknown", date[64];
@@ -276,7 +299,9 @@ static void print_header(int nprocs)
     printf("# Machine               : %s\n", u.machine);
     printf("# System                : %s %s\n", u.sysname, u.release);
     printf("# Host                  : %s\n", host);
-    printf("# Transport             : %s\n", tr != NULL && *tr ? tr : "default");
+    printf("# Transport             : %s\n",
+           tr != NULL && *tr ? tr : "default (shared memory within a host, udp or ib between hosts)");
+    print_settings();
     /* Where rank 0's application thread runs (acprun --acp-bind): the
      * whole process pinned, only this thread (over udp alone), or free. */
     char cpus[256];

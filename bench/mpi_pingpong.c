@@ -269,6 +269,12 @@ static void print_header(void)
     printf("# System                : %s %s\n", u.sysname, u.release);
     printf("# Host                  : %s\n", host);
     printf("# MPI                   : %s\n", lib);
+    /* Which of Open MPI's transports: `mpirun --mca btl tcp,self` reaches
+     * the processes as OMPI_MCA_btl; MPICH names its device in the
+     * library version above. */
+    const char *btl = getenv("OMPI_MCA_btl");
+    printf("# MPI transport         : %s%s\n", btl != NULL && *btl ? "btl " : "the library's default",
+           btl != NULL && *btl ? btl : " (Open MPI: shared memory within a host)");
     if (with_acp)
         printf("# ACP                   : libacp %d.%d.%d, transports %s\n", ACP_VERSION_MAJOR, ACP_VERSION_MINOR,
                ACP_VERSION_PATCH, tr != NULL && *tr ? tr : "default");
