@@ -242,14 +242,14 @@ func setNP(c *config, s *core.Settings, opt, value string) error {
 func setNetwork(c *config, s *core.Settings, opt, value string) error {
 	v := strings.ToLower(value)
 	switch {
-	case v == "udp":
-		c.env["ACP_TRANSPORTS"] = "udp"
+	case v == "udp" || v == "shm":
+		c.env["ACP_TRANSPORTS"] = v
 	case v == "ib" || v == "infiniband" || v == "inifiniband":
 		c.env["ACP_TRANSPORTS"] = "ib"
 	case strings.HasPrefix(v, "tofu"):
 		return fmt.Errorf("option %s %s: Tofu is not supported", opt, value)
 	default:
-		return fmt.Errorf("option %s %s: unknown network device (accepted: udp, ib; or set --acp-transports)", opt, value)
+		return fmt.Errorf("option %s %s: unknown network device (accepted: udp, ib, shm; or set --acp-transports)", opt, value)
 	}
 	return nil
 }

@@ -41,6 +41,7 @@ func TestParseOriginalForms(t *testing.T) {
 		{args: []string{"-net", "UDP"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "udp"}},
 		{args: []string{"-ndev", "udp"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "udp"}},
 		{args: []string{"-envnet", "IB"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "ib"}},
+		{args: []string{"--acp-envnet", "SHM"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "shm"}},
 		{args: []string{"--acp-net=INFINIBAND"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "ib"}},
 		{args: []string{"--acp-ndev=inifiniband"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "ib"}},
 		{args: []string{"--acp-envnet=ib"}, np: 1, env: map[string]string{"ACP_TRANSPORTS": "ib"}},
