@@ -342,8 +342,8 @@ func (e *endpoint) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received, %d dropped (duplicates, foreign, beyond the window)",
-		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.dropped.Load())
+	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received (%d of them straight into their destination), %d dropped (duplicates, foreign, beyond the window)",
+		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.placed.Load(), e.stats.dropped.Load())
 	e.wake()
 	<-e.done
 	e.close()
