@@ -3,10 +3,15 @@
  * descriptor's fields, writes by every rank into its own slice and reads
  * of the whole workspace across chunk boundaries, the exact-multiple size
  * (Q-DL-8), range checks, sizes that need more ranks than the job has,
- * bad parameters, the default parameters (1 MiB chunks), and that the
+ * bad parameters, the default parameters (1 MiB chunks), acp_free_ws (the
+ * original's exported alias of acp_destroy_ws, not declared in acp.h: it
+ * unregisters the chunks, and the next workspace works), and that the
  * user's starter memory (bytes 150..157 in the original) stays untouched.
  */
 #include "dltest.h"
+
+/* Exported by the original and by libacp; acp.h does not declare it. */
+void acp_free_ws(acp_wsd_t WSD);
 
 static int me, np;
 
@@ -97,6 +102,37 @@ int main(int argc, char **argv)
             acp_destroy_ws(w);
         }
     }
+    /* acp_free_ws: a workspace of one chunk per rank, written and read,
+     * then freed; my chunk is no longer registered, and a workspace made
+     * afterwards holds what is written into it. */
+    CHECK_INT(acp_setparams_ws(0, chunk), 0, "acp_setparams_ws(0, 64) before acp_free_ws");
+    for (int round = 0; round < 2; round++) {
+        w = acp_create_ws(chunk * (size_t)np);
+        CHECK(w != ACP_WSD_NULL, "acp_create_ws(64 * N), round %d", round);
+        if (w == ACP_WSD_NULL)
+            break;
+        check_desc(w, chunk * (size_t)np, chunk, 0);
+        acp_ga_t mine = w->ga_data;
+        void *data = w->data;
+        CHECK(data != NULL && acp_query_address(mine) == data, "round %d: my chunk is registered", round);
+        acpt_fill(dlt_buf + 8192, chunk, 900 + 10 * (uint64_t)round + (uint64_t)me);
+        /* Rank r writes chunk N-1-r: every write but the middle one is remote. */
+        CHECK_INT(acp_write_ws(w, dlt_bufga + 8192, chunk, chunk * (size_t)(np - 1 - me)), 0, "round %d: write_ws", round);
+        acp_sync();
+        CHECK_FILL(data, chunk, 900 + 10 * (uint64_t)round + (uint64_t)(np - 1 - me), "my chunk holds what its writer wrote");
+        memset(dlt_buf + 16384, 0, chunk * (size_t)np);
+        CHECK_INT(acp_read_ws(w, dlt_bufga + 16384, chunk * (size_t)np, 0), 0, "round %d: read_ws of everything", round);
+        for (int r = 0; r < np; r++)
+            CHECK_FILL(dlt_buf + 16384 + chunk * (size_t)(np - 1 - r), chunk, 900 + 10 * (uint64_t)round + (uint64_t)r,
+                       "chunk written by a rank");
+        if (round == 0) {
+            acp_free_ws(w);
+            CHECK(acp_query_address(mine) == NULL, "my chunk is unregistered after acp_free_ws");
+        } else {
+            acp_destroy_ws(w);
+        }
+    }
+    acp_free_ws(ACP_WSD_NULL);
     CHECK_INT(acp_setparams_ws(0, 0), 1, "acp_setparams_ws(0, 0)");
     CHECK_INT(acp_setparams_ws((size_t)np, 64), 1, "acp_setparams_ws(N, 64)");
     CHECK_INT(acp_read_ws(ACP_WSD_NULL, dlt_bufga, 1, 0), 1, "read_ws(ACP_WSD_NULL)");
