@@ -56,6 +56,29 @@ ACPT_API int dlt_int(acp_ga_t ga)
     return v;
 }
 
+/* CRC-64/XZ (reflected 0xC96C5795D7870F42, initial value and final XOR
+ * all ones; "123456789" gives 0x995DC9BBDF1939FA). */
+ACPT_API uint64_t dlt_crc64(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t c = ~0ull;
+    for (size_t i = 0; i < n; i++) {
+        c ^= b[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ ((c & 1) ? 0xC96C5795D7870F42ull : 0);
+    }
+    return ~c;
+}
+
+/* Where a hashed container keeps a key (spec 2.12): h = CRC-64 >> 16,
+ * directory entry (h / num_slots) % num_ranks, slot h % num_slots. */
+ACPT_API void dlt_place(const void *key, size_t n, uint64_t num_ranks, uint64_t num_slots, int *table, int *slot)
+{
+    uint64_t h = dlt_crc64(key, n) >> 16;
+    *table = (int)((h / num_slots) % num_ranks);
+    *slot = (int)(h % num_slots);
+}
+
 /* Checks that the n ints at ga equal want[0..n-1]. */
 #define CHECK_INTS(ga, n, what, ...)                                                        \
     do {                                                                                    \
