@@ -3,7 +3,7 @@
 # container tests also over UDP alone, and over UDP with injected loss,
 # duplication and reordering. Label: dl.
 
-set(ACPDL_PROGRAMS t_dl_malloc t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_ws t_dl_nodl)
+set(ACPDL_PROGRAMS t_dl_malloc t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_macros t_dl_ws t_dl_nodl)
 foreach(prog ${ACPDL_PROGRAMS})
   if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c)
     continue()
@@ -28,7 +28,7 @@ acpdl_test(t_dl_malloc SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON TIMEOUT 150
            ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
 acpdl_test(t_dl_ws     SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON
            ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
-foreach(prog t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops)
+foreach(prog t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_macros)
   if(NOT TARGET ${prog})
     continue()
   endif()
