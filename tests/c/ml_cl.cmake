@@ -63,6 +63,14 @@ if(ACPRUN)
   set_tests_properties(t_ch_starter_too_small_np2 PROPERTIES
     LABELS "c;cl;np2;quick" TIMEOUT 80 ENVIRONMENT "ACPT_EXPECT_CL=1"
     PASS_REGULAR_EXPRESSION "starter memory of 100 bytes.*--acp-size-smem-cl")
+  add_test(NAME t_ch_starter_udp_np4
+    COMMAND ${ACPRUN} -np 4 --timeout 50 $<TARGET_FILE:t_ch_starter>)
+  set_tests_properties(t_ch_starter_udp_np4 PROPERTIES
+    LABELS "c;cl;udp;np4" TIMEOUT 80 ENVIRONMENT "ACP_TRANSPORTS=udp;ACPT_EXPECT_CL=0")
+  add_test(NAME t_ch_starter_explicit_udp_np4
+    COMMAND ${ACPRUN} -np 4 --timeout 50 -smemsize-cl 4096 $<TARGET_FILE:t_ch_starter>)
+  set_tests_properties(t_ch_starter_explicit_udp_np4 PROPERTIES
+    LABELS "c;cl;udp;np4" TIMEOUT 80 ENVIRONMENT "ACP_TRANSPORTS=udp;ACPT_EXPECT_CL=1")
 endif()
 
 # iacp_abort_cl ends the process like acp_abort.

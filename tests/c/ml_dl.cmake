@@ -45,8 +45,8 @@ endforeach()
 
 # A program that defines iacp_starter_memory_size_dl = 0, as programs
 # written for the original do to go without the data library: honoured
-# when no setting says otherwise (the singleton run), overridden by
-# ACP_SIZE_SMEM_DL (the acprun run sets it).
+# when no setting says otherwise (the singleton run, the udp run without a
+# setting), overridden by ACP_SIZE_SMEM_DL (the other acprun runs set it).
 if(TARGET t_dl_nodl)
 add_test(NAME t_dl_nodl_singleton COMMAND t_dl_nodl)
 set_tests_properties(t_dl_nodl_singleton PROPERTIES
@@ -56,5 +56,16 @@ if(ACPRUN)
     COMMAND ${ACPRUN} -np 2 --timeout 50 $<TARGET_FILE:t_dl_nodl>)
   set_tests_properties(t_dl_nodl_np2 PROPERTIES
     LABELS "c;dl;np2;quick" TIMEOUT 80 ENVIRONMENT "ACP_VERBOSE=1;ACPT_EXPECT_HEAP=1;${ACPDL_HEAP}")
+  # Over UDP: with the heap's size set, and with none (the program's 0
+  # wins over acprun's default).
+  add_test(NAME t_dl_nodl_udp_np4
+    COMMAND ${ACPRUN} -np 4 --timeout 50 $<TARGET_FILE:t_dl_nodl>)
+  set_tests_properties(t_dl_nodl_udp_np4 PROPERTIES
+    LABELS "c;dl;udp;np4" TIMEOUT 80
+    ENVIRONMENT "ACP_TRANSPORTS=udp;ACP_VERBOSE=1;ACPT_EXPECT_HEAP=1;${ACPDL_HEAP}")
+  add_test(NAME t_dl_nodl_program_udp_np4
+    COMMAND ${ACPRUN} -np 4 --timeout 50 $<TARGET_FILE:t_dl_nodl>)
+  set_tests_properties(t_dl_nodl_program_udp_np4 PROPERTIES
+    LABELS "c;dl;udp;np4" TIMEOUT 80 ENVIRONMENT "ACP_TRANSPORTS=udp;ACP_VERBOSE=1;ACPT_EXPECT_HEAP=0")
 endif()
 endif()
