@@ -3,7 +3,7 @@
 # and over UDP with injected loss, duplication and reordering at 4
 # processes. Label: cl (e.g. ctest -L cl).
 
-set(ACPCL_PROGRAMS t_ch_pairs t_ch_order t_ch_free t_ch_testch t_ch_badinput t_segbuf t_ch_starter t_ch_abort)
+set(ACPCL_PROGRAMS t_ch_pairs t_ch_order t_ch_free t_ch_testch t_ch_badinput t_segbuf t_ch_starter t_ch_smemsize t_ch_abort)
 foreach(prog ${ACPCL_PROGRAMS})
   add_executable(${prog} ${prog}.c acptest.h)
   target_link_libraries(${prog} PRIVATE ACP::acp Threads::Threads ${CMAKE_DL_LIBS})
@@ -71,6 +71,27 @@ if(ACPRUN)
     COMMAND ${ACPRUN} -np 4 --timeout 50 -smemsize-cl 4096 $<TARGET_FILE:t_ch_starter>)
   set_tests_properties(t_ch_starter_explicit_udp_np4 PROPERTIES
     LABELS "c;cl;udp;np4" TIMEOUT 80 ENVIRONMENT "ACP_TRANSPORTS=udp;ACPT_EXPECT_CL=1")
+endif()
+
+# A program that sizes the CL starter memory itself
+# (iacp_starter_memory_size_cl = 8192): honoured when no setting says
+# otherwise (without a launcher, and under acprun), overridden by
+# ACP_SIZE_SMEM_CL and by --acp-size-smem-cl on the program's own command
+# line. ACPT_CL_SIZE is the size a run expects.
+acpcl_test(t_ch_smemsize SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON)
+if(ACPRUN)
+  add_test(NAME t_ch_smemsize_env_np2
+    COMMAND ${ACPRUN} -np 2 --timeout 50 $<TARGET_FILE:t_ch_smemsize>)
+  set_tests_properties(t_ch_smemsize_env_np2 PROPERTIES
+    LABELS "c;cl;np2;quick" TIMEOUT 80 ENVIRONMENT "ACP_SIZE_SMEM_CL=16384;ACPT_CL_SIZE=16384")
+  add_test(NAME t_ch_smemsize_env_udp_np4
+    COMMAND ${ACPRUN} -np 4 --timeout 50 $<TARGET_FILE:t_ch_smemsize>)
+  set_tests_properties(t_ch_smemsize_env_udp_np4 PROPERTIES
+    LABELS "c;cl;udp;np4" TIMEOUT 80 ENVIRONMENT "ACP_TRANSPORTS=udp;ACP_SIZE_SMEM_CL=16384;ACPT_CL_SIZE=16384")
+  add_test(NAME t_ch_smemsize_argv_np3
+    COMMAND ${ACPRUN} -np 3 --timeout 50 $<TARGET_FILE:t_ch_smemsize> --acp-size-smem-cl 12288)
+  set_tests_properties(t_ch_smemsize_argv_np3 PROPERTIES
+    LABELS "c;cl;np3" TIMEOUT 80 ENVIRONMENT "ACPT_CL_SIZE=12288")
 endif()
 
 # iacp_abort_cl ends the process like acp_abort.

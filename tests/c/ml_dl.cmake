@@ -3,7 +3,7 @@
 # container tests also over UDP alone, and over UDP with injected loss,
 # duplication and reordering. Label: dl.
 
-set(ACPDL_PROGRAMS t_dl_malloc t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_macros t_dl_ws t_dl_nodl)
+set(ACPDL_PROGRAMS t_dl_malloc t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_macros t_dl_ws t_dl_nodl t_dl_smemsize)
 foreach(prog ${ACPDL_PROGRAMS})
   if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${prog}.c)
     continue()
@@ -42,6 +42,33 @@ foreach(prog t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_m
       ENVIRONMENT "ACP_TRANSPORTS=udp;${ACPDL_FAULTS};${ACPDL_HEAP}")
   endif()
 endforeach()
+
+# A program that sizes its heap itself (iacp_starter_memory_size_dl =
+# 65536): honoured when no setting says otherwise (without a launcher, and
+# under acprun, whose 1024 bytes are only a default), overridden by
+# --acp-size-smem-dl given to acprun or on the program's own command line,
+# and by ACP_SIZE_SMEM_DL. ACPT_DL_SIZE is the size a run expects.
+acpdl_test(t_dl_smemsize SMEM 4096 NPS 1 2 3 4 UDP_NP 4 SINGLETON ENV ACP_VERBOSE=1 LABELS dl)
+if(TARGET t_dl_smemsize)
+add_test(NAME t_dl_smemsize_argv_singleton COMMAND t_dl_smemsize --acp-size-smem-dl 300000)
+set_tests_properties(t_dl_smemsize_argv_singleton PROPERTIES
+  LABELS "c;dl;singleton;quick" TIMEOUT 60 ENVIRONMENT "ACP_VERBOSE=1;ACPT_DL_SIZE=300000")
+if(ACPRUN)
+  add_test(NAME t_dl_smemsize_option_np2
+    COMMAND ${ACPRUN} -np 2 --timeout 50 --acp-size-smem-dl 200000 $<TARGET_FILE:t_dl_smemsize>)
+  set_tests_properties(t_dl_smemsize_option_np2 PROPERTIES
+    LABELS "c;dl;np2;quick" TIMEOUT 80 ENVIRONMENT "ACP_VERBOSE=1;ACPT_DL_SIZE=200000")
+  add_test(NAME t_dl_smemsize_argv_np3
+    COMMAND ${ACPRUN} -np 3 --timeout 50 $<TARGET_FILE:t_dl_smemsize> --acp-size-smem-dl 300000)
+  set_tests_properties(t_dl_smemsize_argv_np3 PROPERTIES
+    LABELS "c;dl;np3" TIMEOUT 80 ENVIRONMENT "ACP_VERBOSE=1;ACPT_DL_SIZE=300000")
+  add_test(NAME t_dl_smemsize_env_udp_np2
+    COMMAND ${ACPRUN} -np 2 --timeout 50 $<TARGET_FILE:t_dl_smemsize>)
+  set_tests_properties(t_dl_smemsize_env_udp_np2 PROPERTIES
+    LABELS "c;dl;udp;np2" TIMEOUT 80
+    ENVIRONMENT "ACP_TRANSPORTS=udp;ACP_VERBOSE=1;ACP_SIZE_SMEM_DL=100000;ACPT_DL_SIZE=100000")
+endif()
+endif()
 
 # A program that defines iacp_starter_memory_size_dl = 0, as programs
 # written for the original do to go without the data library: honoured
