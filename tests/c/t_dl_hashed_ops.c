@@ -23,7 +23,9 @@
  * (acp_clear_local_set/_multiset are exported without a declaration in
  * acp.h, as in the original), assign, merge, move, swap (also between
  * shapes), the same with a container and itself (no change), remove,
- * clear, end and the null iterator, destroy.
+ * clear, end and the null iterator, destroy. Then two containers shared
+ * by every rank, with merge_local, move_local and clear_local called by
+ * all ranks at once.
  */
 #include "dltest.h"
 
@@ -559,6 +561,88 @@ static void scenario(int k)
     h_destroy(k, C.h);
 }
 
+/* Two containers shared by every rank, the _local variants called by all
+ * ranks at once, as SPMD programs use them: each rank inserts its keys
+ * into S (sets and multisets also one common key), merges its tables of S
+ * into D (twice: multiset counters add), moves its tables of S into D
+ * (S ends empty, D holds everything), clears its tables of D (D ends
+ * empty). Every rank checks both containers between the steps. */
+static void together(int k)
+{
+    static struct model S, D;
+    char key[24], val[24];
+    uint64_t g[MAXR + 1];
+    int rev[MAXR];
+    for (int i = 0; i < np && i < MAXR; i++)
+        rev[i] = np - 1 - i;
+    memset(&S, 0, sizeof S);
+    memset(&D, 0, sizeof D);
+    S.name = "shared S";
+    D.name = "shared D";
+    S.kind = D.kind = k;
+    if (me == 0) {
+        S.h = h_create(k, 0, NULL, 3, 0);
+        D.h = h_create(k, np, rev, 2, np - 1);
+    }
+    acpt_allgather_u64(S.h.ga, g, 3500);
+    S.h.ga = g[0];
+    acpt_allgather_u64(D.h.ga, g, 3500);
+    D.h.ga = g[0];
+    S.h.num_ranks = D.h.num_ranks = (uint64_t)np;
+    S.h.num_slots = 3;
+    D.h.num_slots = 2;
+    for (int i = 0; i < np; i++) {
+        S.ranks[i] = i;
+        D.ranks[i] = rev[i];
+    }
+    CHECK(S.h.ga != ACP_GA_NULL && D.h.ga != ACP_GA_NULL, "%s: shared containers", kname[k]);
+
+    for (int r = 0; r < np; r++)
+        for (int i = 0; i < 12; i++) {
+            snprintf(key, sizeof key, "%c-t%d-%d", kname[k][1], r, i);
+            snprintf(val, sizeof val, "T%d.%d", r, i);
+            for (int j = 0; j <= (k == MSET && i % 5 == 0); j++) {
+                if (r == me)
+                    ins(&S, key, val);
+                else
+                    m_add(&S, key, val, 1);
+            }
+        }
+    if (k != MAP) {
+        for (int r = 0; r < np; r++)
+            m_add(&S, "common", "", 1);
+        CHECK_INT(h_insert(k, S.h, "common", ""), 1, "%s: insert of the common key", kname[k]);
+    }
+    acp_sync();
+    verify(&S, "inserts by every rank");
+    verify(&D, "new");
+    acp_sync();
+    for (int round = 0; round < 2; round++) {
+        h_op2(k, MERGE_LOCAL, D.h, S.h);
+        m_merge(&D, &S, 0, 0);
+        acp_sync();
+        verify(&D, round ? "merge_local by every rank twice" : "merge_local by every rank");
+        verify(&S, "source of merge_local by every rank");
+        acp_sync();
+    }
+    h_op2(k, MOVE_LOCAL, D.h, S.h);
+    m_merge(&D, &S, 0, 1);
+    acp_sync();
+    verify(&D, "move_local by every rank");
+    verify(&S, "source of move_local by every rank");
+    acp_sync();
+    h_clear_local(k, D.h);
+    m_clear(&D, 0);
+    acp_sync();
+    verify(&D, "clear_local by every rank");
+    acp_sync();
+    if (me == 0) {
+        h_destroy(k, S.h);
+        h_destroy(k, D.h);
+    }
+    acp_sync();
+}
+
 int main(int argc, char **argv)
 {
     acpt_init(&argc, &argv);
@@ -571,6 +655,8 @@ int main(int argc, char **argv)
     CHECK_HEX(dlt_crc64("123456789", 9), 0x995DC9BBDF1939FAull, "the test's CRC-64/XZ");
     for (int k = SET; k <= MAP; k++)
         scenario(k);
+    for (int k = SET; k <= MAP; k++)
+        together(k);
     acp_sync();
     return acpt_finish("t_dl_hashed_ops");
 }
