@@ -768,7 +768,7 @@ static void cl_ws(void)
     }
 
     /* A workspace of 16 bytes per rank. */
-    acp_setparams_ws(0, 16);
+    CHECK_INT(acp_setparams_ws(0, 16), 0, "acp_setparams_ws(0, 16)");
     acp_wsd_t w = acp_create(ws, 16 * (size_t)np);
     CHECK(w != ACP_WSD_NULL, "acp_create(ws)");
     if (w != ACP_WSD_NULL) {
