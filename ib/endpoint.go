@@ -175,6 +175,24 @@ var endpoints struct {
 	list []*endpoint
 }
 
+// CloseEndpointOf closes the ib endpoint that engine host opened, as the
+// kernel does with the queue pairs of a process that dies, and leaves the
+// engine as it is (tests of a vanished peer).
+func CloseEndpointOf(host core.Host) error {
+	endpoints.Lock()
+	var e *endpoint
+	for _, x := range endpoints.list {
+		if x.host == host {
+			e = x
+		}
+	}
+	endpoints.Unlock()
+	if e == nil {
+		return fmt.Errorf("no ib endpoint of this engine")
+	}
+	return e.Close()
+}
+
 func open(cfg core.TransportConfig) (core.Transport, error) {
 	s := cfg.Settings
 	e := &endpoint{

@@ -3,6 +3,7 @@ package coretest
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -18,6 +19,9 @@ type World struct {
 	Engines []*core.Engine
 	Group   *Group
 	Stderr  *SyncBuffer
+	// Exits receives the status of every rank that exits (NewWorldExits);
+	// nil in a world whose ranks panic when they exit.
+	Exits chan int
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -40,9 +44,30 @@ func (s *SyncBuffer) String() string {
 }
 
 // NewWorld starts n engines over the given transport. settings are extra
-// "name=value" pairs applied to every engine.
+// "name=value" pairs applied to every engine. A rank that exits (a fatal
+// error) panics.
 func NewWorld(t testing.TB, n int, transport string, settings ...string) *World {
 	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}}
+	return w.start(transport, settings, func(r, code int) {
+		panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
+	})
+}
+
+// NewWorldExits is NewWorld for tests of fatal errors: a rank that exits
+// sends its status to w.Exits instead, and its engine stays as it is (a
+// process would have ended there).
+func NewWorldExits(t testing.TB, n int, transport string, settings ...string) *World {
+	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}, Exits: make(chan int, 4*n)}
+	return w.start(transport, settings, func(_, code int) {
+		select {
+		case w.Exits <- code:
+		default:
+		}
+	})
+}
+
+func (w *World) start(transport string, settings []string, exit func(rank, code int)) *World {
+	t, n := w.T, len(w.Engines)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -54,9 +79,7 @@ func NewWorld(t testing.TB, n int, transport string, settings ...string) *World 
 				Settings:  s,
 				Exchanger: w.Group.Member(r),
 				Stderr:    w.Stderr,
-				Exit: func(code int) {
-					panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
-				},
+				Exit:      func(code int) { exit(r, code) },
 			})
 			errs[r] = err
 			w.Engines[r] = e
@@ -137,6 +160,26 @@ func (w *World) Run(f func(rank int, e *core.Engine) error) {
 	if w.T.Failed() {
 		w.T.FailNow()
 	}
+}
+
+// AwaitFatal waits up to limit for a rank of a NewWorldExits world to exit
+// with a fatal error and checks that stderr then matches pattern; it
+// returns how long that took.
+func (w *World) AwaitFatal(limit time.Duration, pattern string) time.Duration {
+	w.T.Helper()
+	start := time.Now()
+	select {
+	case code := <-w.Exits:
+		if code != 255 {
+			w.T.Errorf("exit status %d, want 255", code)
+		}
+	case <-time.After(limit):
+		w.T.Fatalf("no fatal error within %v; stderr: %s", limit, w.Stderr.String())
+	}
+	if !regexp.MustCompile(pattern).MatchString(w.Stderr.String()) {
+		w.T.Errorf("stderr does not match %q: %s", pattern, w.Stderr.String())
+	}
+	return time.Since(start)
 }
 
 // Close finalizes every engine.
