@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -312,4 +314,25 @@ func TestFastPathPostsOverIB(t *testing.T) {
 		wait(h)
 		assert.Equal(t, mine[i], theirs[16384+i], "copy %d", i)
 	}
+}
+
+// A put the C path posted to a peer that vanished meanwhile ends the job
+// with a fatal error naming the peer, as the Go path's puts do (ib's
+// TestPeerGoneIsFatal), never a hang: Soft-RoCE retries such a request
+// for ever, so here --acp-peer-timeout ends the wait of acp_complete.
+func TestPeerGoneIsFatalThroughFastPathIB(t *testing.T) {
+	needRDMA(t)
+	w := coretest.NewWorldExits(t, 2, "ib", "size-smem=4096", "peer-timeout=2")
+	e := w.Engines[0]
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	h, err := e.Copy(peer, me, 8, core.HandleNull) // connects
+	require.NoError(t, err)
+	e.Complete(h)
+	require.NoError(t, ib.CloseEndpointOf(w.Engines[1]))
+	h = fastCopy(e, peer+64, me, 8, core.HandleNull)
+	require.NotZero(t, h, "the C path takes a put to the peer's starter memory")
+	go fastOps{e}.Complete(h) // acp_complete's wait: in C, then in Go
+	took := w.AwaitFatal(30*time.Second, `fatal: .*rank 1 is unreachable`)
+	t.Logf("after %v: %s", took.Round(time.Millisecond), strings.TrimSpace(w.Stderr.String()))
 }

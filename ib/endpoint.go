@@ -67,11 +67,18 @@ const (
 	askInline    = 64
 	maxChunk     = 1 << 30 // bytes per RDMA work request (32-bit lengths)
 	qpTimeout    = 16      // local ACK timeout 4.096 µs * 2^16 = 0.27 s
-	qpRetry      = 7
 	recvTag      = 1 << 63
 	timerPeriod  = 50 * time.Millisecond // the progress goroutine's longest sleep with work in flight
 	addressBytes = 18                    // IPv6-sized IP | port
 )
+
+// qpRetry is how often an adapter sends again after an ACK timeout.
+// Adapters give up after 7 retries (about 2 s at qpTimeout) with "retry
+// count exceeded": the peer is gone. Soft-RoCE reads 7 as "for ever";
+// there the peer timeout decides (checkTimers, for the Go and the C
+// side's work alike), which a user can raise for a slow emulated network.
+// 6 would give Soft-RoCE a limit of about 2 s that no setting lifts.
+const qpRetry = 7
 
 type endpoint struct {
 	host     core.Host
@@ -139,7 +146,6 @@ type endpoint struct {
 	// follow. Locked writes; the goroutine reads it without the lock.
 	served atomic.Uint64
 
-	clock    atomic.Int64  // see now
 	idleWait time.Duration // the progress goroutine's longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
 
 	fatalOnce sync.Once
@@ -215,7 +221,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		forceNIC:  testForceNICAtomics,
 		idleWait:  core.IdlePeriod(s.Duration("peer-timeout"), timerPeriod),
 		fastShared: fastShared{pollLock: new(int32), appPolls: new(atomic.Uint64),
-			idleSleep: new(atomic.Uint32), inflight: new(atomic.Int32)},
+			idleSleep: new(atomic.Uint32), inflight: new(atomic.Int32), clock: new(atomic.Int64)},
 	}
 	e.keys.init(s.Int("ib-key-cache"))
 	e.clock.Store(time.Now().UnixNano())
@@ -399,7 +405,7 @@ func (e *endpoint) wakeIdle() {
 // now is the coarse clock of the endpoint (Unix nanoseconds), refreshed
 // by the progress loop at least every timerPeriod: reading the real clock
 // can cost microseconds (a virtual machine without a usable TSC), and only
-// timeouts of seconds use it.
+// timeouts of seconds use it. The C fast path stamps its work with it too.
 func (e *endpoint) now() int64 { return e.clock.Load() }
 
 // progress handles one batch of completions per device. It never blocks;
@@ -636,7 +642,7 @@ func (e *endpoint) Quiesce(deadline time.Time) error {
 
 // busyPeer returns a peer with unfinished work, or -1. Locked.
 func (e *endpoint) busyPeer() int {
-	if p := e.busyFastPeer(); p >= 0 {
+	if p, _ := e.oldestFast(); p >= 0 {
 		return p
 	}
 	if len(e.free) != len(e.slots) {

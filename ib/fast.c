@@ -71,13 +71,21 @@ void acpib_fast_release(acpib_fast *x, uint64_t wr_id, int64_t *handle, int32_t 
 	slot_put(x, s);
 }
 
-int acpib_fast_busy_peer(acpib_fast *x)
+int acpib_fast_oldest(acpib_fast *x, int64_t *posted)
 {
 	int peer = -1;
 	acpf_lock(&x->slot_lock);
-	for (int s = 0; s < ACPIB_FAST_SLOTS && peer < 0; s++)
-		if (x->slots[s].conn != NULL)
-			peer = x->slots[s].conn->peer;
+	for (int s = 0; s < ACPIB_FAST_SLOTS; s++) {
+		acpib_fastslot *sl = &x->slots[s];
+		const acpib_fastconn *c = LOAD(&sl->conn);
+		if (c == NULL)
+			continue;
+		int64_t t = __atomic_load_n(&sl->posted, __ATOMIC_RELAXED);
+		if (peer < 0 || t < *posted) {
+			peer = c->peer;
+			*posted = t;
+		}
+	}
 	acpf_unlock(&x->slot_lock);
 	return peer;
 }
@@ -170,11 +178,15 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 	__atomic_add_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
 	int64_t h = take(state);
 	acpib_fastslot *sl = &x->slots[s];
-	sl->conn = c;
 	sl->handle = h;
 	sl->ga = ga;
 	sl->n = n;
 	sl->get = get;
+	/* The Go side's timer finds work that stays unacknowledged (a peer
+	 * gone while the adapter retries for ever) by this time: a load of
+	 * the clock its progress goroutine keeps, no clock read here. */
+	__atomic_store_n(&sl->posted, __atomic_load_n(&x->clock, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->conn, c, __ATOMIC_RELEASE);
 
 	acpib_wr w;
 	memset(&w, 0, sizeof(w));

@@ -44,6 +44,7 @@ type fastShared struct {
 	appPolls  *atomic.Uint64 // the application polled or issued (the progress goroutine then need not spin)
 	idleSleep *atomic.Uint32 // 1: the progress goroutine sleeps for idleWait, events for solicited messages only
 	inflight  *atomic.Int32  // work requests the C side posted, not completed
+	clock     *atomic.Int64  // the coarse clock (endpoint.now), which the C side stamps its work with
 }
 
 // newFast allocates the C record for colour 0's device; the endpoint's
@@ -63,6 +64,9 @@ func (e *endpoint) newFast() error {
 	e.appPolls = (*atomic.Uint64)(unsafe.Pointer(&x.app_polls))
 	e.idleSleep = (*atomic.Uint32)(unsafe.Pointer(&x.idle_sleep))
 	e.inflight = (*atomic.Int32)(unsafe.Pointer(&x.inflight))
+	clock := (*atomic.Int64)(unsafe.Pointer(&x.clock))
+	clock.Store(e.clock.Load())
+	e.clock = clock
 	return nil
 }
 
@@ -145,6 +149,9 @@ func (e *endpoint) freeFast() {
 	// The shared words outlive the record in Go variables: point them at
 	// Go memory before the record goes.
 	e.pollLock, e.appPolls, e.idleSleep, e.inflight = new(int32), new(atomic.Uint64), new(atomic.Uint32), new(atomic.Int32)
+	clock := new(atomic.Int64)
+	clock.Store(e.clock.Load())
+	e.clock = clock
 	C.acpib_fast_free(e.fast)
 	e.fast = nil
 }
@@ -241,12 +248,15 @@ func (e *endpoint) drainSQBlocked() {
 	}
 }
 
-// busyFastPeer is a peer with work of the C side in flight, or -1.
-func (e *endpoint) busyFastPeer() int {
+// oldestFast is the peer of the oldest work of the C side in flight, and
+// when that was posted (endpoint.now); peer -1 when there is none.
+func (e *endpoint) oldestFast() (peer int, posted int64) {
 	if e.fast == nil || e.inflight.Load() == 0 {
-		return -1
+		return -1, 0
 	}
-	return int(C.acpib_fast_busy_peer(e.fast))
+	var t C.int64_t
+	peer = int(C.acpib_fast_oldest(e.fast, &t))
+	return peer, int64(t)
 }
 
 // fastDone is the completion of an operation of the C side.

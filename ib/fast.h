@@ -50,7 +50,8 @@ typedef struct acpib_fastconn {
 } acpib_fastconn;
 
 typedef struct acpib_fastslot {
-	acpib_fastconn *conn;
+	acpib_fastconn *conn; /* stored last (release): posted is then valid */
+	int64_t posted;       /* the coarse clock when it was posted */
 	int64_t handle;
 	uint64_t ga, n;
 	int32_t get;
@@ -64,6 +65,7 @@ typedef struct acpib_fast {
 	uint32_t max_msg;
 
 	/* Shared with the Go side. */
+	int64_t clock;       /* coarse clock (Unix ns) the Go side's progress goroutine refreshes */
 	int32_t poll_lock;   /* 0 free, 1 held: one completion queue poller */
 	uint32_t idle_sleep; /* the progress goroutine sleeps long: wake it */
 	uint64_t app_polls;  /* the application polled or issued */
@@ -105,7 +107,8 @@ int acpib_fast_take_stash(acpib_fast *x, acpib_wc *out, int max);
 void acpib_fast_release(acpib_fast *x, uint64_t wr_id, int64_t *handle, int32_t *peer, uint64_t *ga,
                         uint64_t *n, int32_t *get);
 
-/* A physical peer with work of the fast path in flight, or -1. */
-int acpib_fast_busy_peer(acpib_fast *x);
+/* The physical peer of the oldest work of the fast path in flight, or -1;
+ * *posted is when it was posted (the coarse clock). */
+int acpib_fast_oldest(acpib_fast *x, int64_t *posted);
 
 #endif

@@ -568,6 +568,12 @@ func (e *endpoint) checkTimers(now int64) {
 			}
 		}
 	}
+	// The C fast path's work: an adapter that retries for ever (Soft-RoCE)
+	// never fails it, and its poller, the application's wait, has no
+	// deadline of its own.
+	if peer, posted := e.oldestFast(); peer >= 0 && now-posted > int64(e.timeout) {
+		stuck, what = peer, "no acknowledgement from its adapter"
+	}
 	for _, o := range e.ops {
 		if o.sent != 0 && now-o.sent > int64(e.timeout) {
 			stuck, what = o.peer, "no answer to an atomic operation"

@@ -6,7 +6,8 @@
 #   ib_rxe             everything over Soft-RoCE in a throwaway VM
 #                      (tests/ib/run-rxe.sh): the Go device tests (conformance,
 #                      lazy connections, stale keys, bounds, atomics on every
-#                      path, a vanished peer), the C tests at 2 and 4 ranks
+#                      path, a vanished peer, also of the C fast path's
+#                      puts), the C tests at 2 and 4 ranks
 #                      with ACP_TRANSPORTS=ib, and a frozen peer. Skipped when
 #                      the VM cannot start here.
 # e.g. ctest --test-dir build -L ib
