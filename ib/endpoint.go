@@ -11,14 +11,14 @@
 // through the start-up exchange. Keys of registered memory are fetched
 // from the owner on first use, cached per (peer, segment) in a bounded
 // cache, and revoked by the owner before it deregisters the memory.
-// Atomics execute at the owner's CPU (see Atomic).
+// Atomics execute at the owner's CPU unless both ends' adapters are atomic
+// with their CPUs (see nicAtomic).
 package ib
 
 // #include "fast.h"
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net"
 	"strconv"
@@ -69,7 +69,7 @@ const (
 	qpTimeout    = 16      // local ACK timeout 4.096 µs * 2^16 = 0.27 s
 	recvTag      = 1 << 63
 	timerPeriod  = 50 * time.Millisecond // the progress goroutine's longest sleep with work in flight
-	addressBytes = 18                    // IPv6-sized IP | port
+	addressBytes = 19                    // IPv6-sized IP | port | flags (wire.go)
 )
 
 // qpRetry is how often an adapter sends again after an ACK timeout.
@@ -347,12 +347,14 @@ func (e *endpoint) Name() string { return "ib" }
 // Colors implements core.Colorer: one colour per usable port.
 func (e *endpoint) Colors() int { return len(e.paths) }
 
-// Address is the connection service's IP (16 bytes) and TCP port (2).
+// Address is the connection service's IP and TCP port, and whether every
+// device of ours executes atomics atomically with our CPU (wire.go).
 func (e *endpoint) Address() []byte {
-	b := make([]byte, addressBytes)
-	copy(b, e.ip.To16())
-	binary.BigEndian.PutUint16(b[16:], uint16(e.port))
-	return b
+	glob := true
+	for _, d := range e.devs {
+		glob = glob && d.atomicGlob
+	}
+	return encodeAddress(e.ip, e.port, glob)
 }
 
 func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
@@ -381,9 +383,8 @@ func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
 
 // peerAddr is the connection service of a peer.
 func (e *endpoint) peerAddr(peer int) string {
-	rec := e.book.At(peer)
-	ip := net.IP(append([]byte(nil), rec[:16]...))
-	return net.JoinHostPort(ip.String(), strconv.Itoa(int(binary.BigEndian.Uint16(rec[16:]))))
+	ip, port := decodeAddress(e.book.At(peer))
+	return net.JoinHostPort(ip.String(), strconv.Itoa(port))
 }
 
 // Poll implements core.Transport. A waiting application thread polls the

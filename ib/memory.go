@@ -25,7 +25,7 @@ func MemoryUse(nprocs, contacted int) []core.MemoryItem {
 	perConn := uint64(unsafe.Sizeof(conn{})) + qpDepth*uint64(unsafe.Sizeof((*req)(nil))) + fastConnBytes
 	return []core.MemoryItem{
 		{Table: "ib address book", Bytes: n * addressBytes,
-			How: fmt.Sprintf("%d bytes per process: the IP and port of its connection service", addressBytes)},
+			How: fmt.Sprintf("%d bytes per process: the IP and port of its connection service, its adapters' kind of atomics", addressBytes)},
 		{Table: "ib connection table", Bytes: n * uint64(unsafe.Sizeof((*conn)(nil))),
 			How: "one pointer per (process, port), nil until first contact"},
 		{Table: "ib queue pairs", Bytes: k * (mappedPerQP + perConn),

@@ -164,3 +164,53 @@ func TestRegistrationErrorNamesTheLimit(t *testing.T) {
 	err = regError(syscall.EFAULT, 1<<40, "registration")
 	assert.Contains(t, err.Error(), "mapped")
 }
+
+// An 8-byte fetch-and-add or compare-and-swap goes to the adapters only
+// when both ends' devices report IBV_ATOMIC_GLOB: the owner's adapter
+// executes it, and every other atomic on that word is a CPU atomic of the
+// owner. In a mixed job a rank with such a device still sends its atomics
+// to an owner without one, whose CPU executes them. The owner's
+// capability comes with its address record.
+func TestAtomicPathNeedsBothEnds(t *testing.T) {
+	glob, hca := encodeAddress(net.ParseIP("10.77.0.2"), 4242, true), encodeAddress(net.ParseIP("10.77.0.3"), 4343, false)
+	ip, port := decodeAddress(glob)
+	assert.Equal(t, "10.77.0.2", ip.String())
+	assert.Equal(t, 4242, port)
+	assert.True(t, peerAtomicGlob(glob))
+	assert.False(t, peerAtomicGlob(hca))
+	assert.False(t, peerAtomicGlob(make([]byte, addressBytes)), "a process without the transport")
+
+	l, err := core.NewLayout(4, 1)
+	require.NoError(t, err)
+	book := core.AddressBook{RecSize: addressBytes}
+	for _, rec := range [][]byte{glob, hca, glob, make([]byte, addressBytes)} {
+		book.Data = append(book.Data, rec...)
+	}
+	for _, c := range []struct {
+		mine  bool
+		owner int
+		op    core.AtomicOp
+		want  opKind
+	}{
+		{true, 0, core.OpAdd8, opNICAtomic},
+		{true, 0, core.OpCas8, opNICAtomic},
+		{true, 2, core.OpAdd8, opNICAtomic},
+		{true, 0, core.OpAdd4, opCPUAtomic}, // no such verb
+		{true, 0, core.OpCas4, opCPUAtomic},
+		{true, 0, core.OpSwap8, opCPUAtomic},
+		{true, 0, core.OpXor8, opCPUAtomic},
+		{true, 1, core.OpAdd8, opCPUAtomic}, // the owner's adapter is not atomic with its CPU
+		{true, 1, core.OpCas8, opCPUAtomic},
+		{true, 3, core.OpAdd8, opCPUAtomic},
+		{false, 0, core.OpAdd8, opCPUAtomic}, // ours is not
+		{false, 1, core.OpCas8, opCPUAtomic},
+	} {
+		e := &endpoint{paths: []*path{{dev: &device{atomicGlob: c.mine}}}, layout: l, book: book}
+		target := l.Encode(c.owner, 0, core.SegStarter, 64)
+		assert.Equal(t, c.want, e.atomicKind(c.owner, c.op, target), "op %d, ours GLOB %v, owner rank %d", c.op, c.mine, c.owner)
+		assert.Equal(t, c.want == opNICAtomic, nicAtomic(c.op, c.mine, peerAtomicGlob(book.At(c.owner))))
+		e.forceNIC = true
+		want := c.op == core.OpAdd8 || c.op == core.OpCas8
+		assert.Equal(t, want, e.atomicKind(c.owner, c.op, target) == opNICAtomic, "forced, op %d", c.op)
+	}
+}

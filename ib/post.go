@@ -68,20 +68,43 @@ func (e *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c co
 	e.issue(&op{kind: opGet, c: c, peer: peer, ga: src, local: dst, n: n})
 }
 
-// Atomic implements core.Transport. Every atomic executes at the owner's
-// CPU (a request its engine serves with Host.ApplyAtomic), because the
-// engine executes local and delegated atomics with CPU instructions and a
-// NIC atomic is only atomic with respect to those when the device says
-// IBV_ATOMIC_GLOB. On such devices fetch-and-add and compare-and-swap of
-// 8 bytes go to the NIC instead; everything else still goes to the owner.
+// Atomic implements core.Transport. An atomic executes at the owner's CPU
+// (a request its engine serves with Host.ApplyAtomic) unless nicAtomic
+// lets the adapters carry it.
 func (e *endpoint) Atomic(peer int, aop core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
-	o := &op{kind: opCPUAtomic, c: c, peer: peer, ga: target, n: aop.Width(), aop: aop, a: a, b: b}
-	if aop == core.OpAdd8 || aop == core.OpCas8 {
-		if col := e.layout.Color(target); col < len(e.paths) && (e.paths[col].dev.atomicGlob || e.forceNIC) {
-			o.kind = opNICAtomic
-		}
+	e.issue(&op{kind: e.atomicKind(peer, aop, target), c: c, peer: peer, ga: target, n: aop.Width(), aop: aop, a: a, b: b})
+}
+
+// atomicKind is the path of an atomic on target, a word of peer's: our
+// device of the target's colour and the peer's devices (its address
+// record) decide (nicAtomic).
+func (e *endpoint) atomicKind(peer int, aop core.AtomicOp, target core.GA) opKind {
+	col := e.layout.Color(target)
+	if col >= len(e.paths) {
+		return opCPUAtomic // the owner checks the colour
 	}
-	e.issue(o)
+	mine, owner := e.paths[col].dev.atomicGlob, peerAtomicGlob(e.book.At(peer))
+	if e.forceNIC {
+		mine, owner = true, true
+	}
+	if nicAtomic(aop, mine, owner) {
+		return opNICAtomic
+	}
+	return opCPUAtomic
+}
+
+// nicAtomic decides whether an atomic goes to the adapters (the owner's
+// executes it) rather than to the owner's CPU, given whether our device of
+// the target's colour and the owner's devices report IBV_ATOMIC_GLOB. The
+// engine executes local and delegated atomics with CPU instructions, so
+// every atomic on a word must be a CPU atomic of its owner or something
+// atomic with those: an adapter's atomic is that only on IBV_ATOMIC_GLOB
+// devices, and the one that executes it is the owner's. Ours must report
+// it too, as it always had to, so that a pair of processes chooses alike
+// in both directions. Only fetch-and-add and compare-and-swap of 8 bytes
+// exist as verbs.
+func nicAtomic(op core.AtomicOp, mine, owner bool) bool {
+	return (op == core.OpAdd8 || op == core.OpCas8) && mine && owner
 }
 
 func (e *endpoint) issue(o *op) {

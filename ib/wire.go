@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/libacp/libacp/core"
 )
@@ -125,6 +126,31 @@ func validLen(b []byte) bool {
 	}
 	return false
 }
+
+// ---- address record (start-up exchange) ----
+
+// A process's address record: its connection service's IP (16 bytes,
+// IPv4 mapped) and TCP port (2, big-endian), and flags (1).
+const addrAtomicGlob = 1 // every device of the process reports IBV_ATOMIC_GLOB
+
+func encodeAddress(ip net.IP, port int, atomicGlob bool) []byte {
+	b := make([]byte, addressBytes)
+	copy(b, ip.To16())
+	binary.BigEndian.PutUint16(b[16:], uint16(port))
+	if atomicGlob {
+		b[18] |= addrAtomicGlob
+	}
+	return b
+}
+
+func decodeAddress(b []byte) (ip net.IP, port int) {
+	return net.IP(append([]byte(nil), b[:16]...)), int(binary.BigEndian.Uint16(b[16:]))
+}
+
+// peerAtomicGlob reports whether the process of address record b executes
+// adapters' atomics atomically with its CPU on every device (false for a
+// process on which the transport did not open: its record is zeros).
+func peerAtomicGlob(b []byte) bool { return b[18]&addrAtomicGlob != 0 }
 
 // ---- connection handshake (TCP) ----
 
