@@ -174,7 +174,7 @@ func (e *Engine) FinishFast(h Handle, peer int, get bool, ga GA, n uint64, err e
 	q := &e.q
 	q.lock()
 	s := q.slot(h)
-	s.h, s.state, s.kind, s.peer, s.size, s.pin = h, slotRunning, kindPut, peer, n, nil
+	s.h, s.state, s.kind, s.peer, s.size, s.pin, s.report = h, slotRunning, kindPut, peer, n, nil, nil
 	s.dst, s.src = ga, 0
 	if get {
 		s.kind, s.dst, s.src = kindGet, 0, ga

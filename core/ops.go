@@ -14,6 +14,12 @@ import (
 // peer's memory mapped here by its transport (shared memory). A copy with
 // both ends direct runs in the calling thread.
 func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
+	return e.CopyFor(nil, dst, src, n, order)
+}
+
+// CopyFor is Copy that also records a failure at the owner in r (nil:
+// nowhere); failures visible at the call are returned as by Copy.
+func (e *Engine) CopyFor(r *Report, dst, src GA, n uint64, order Handle) (Handle, error) {
 	l := e.layout
 	dr, sr := l.Rank(dst), l.Rank(src)
 	if dr < 0 {
@@ -28,7 +34,7 @@ func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
 			return h, err
 		}
 	}
-	c := cmd{dst: dst, src: src, size: n}
+	c := cmd{dst: dst, src: src, size: n, report: r}
 	// Check what is local now, so that mistakes fail at the call.
 	if dr == me {
 		if st := e.regs.Check(dst, n); st != StatusOK {
@@ -61,6 +67,12 @@ func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
 // old value stored at result (any rank; the API documents the caller's own
 // memory, and accepting others is a superset).
 func (e *Engine) Atomic(op AtomicOp, result, target GA, a, b uint64, order Handle) (Handle, error) {
+	return e.AtomicFor(nil, op, result, target, a, b, order)
+}
+
+// AtomicFor is Atomic that also records a failure at the owner in r (nil:
+// nowhere), as CopyFor does.
+func (e *Engine) AtomicFor(r *Report, op AtomicOp, result, target GA, a, b uint64, order Handle) (Handle, error) {
 	if !op.Valid() {
 		return HandleNull, fmt.Errorf("unknown atomic operation %d", op)
 	}
@@ -102,7 +114,7 @@ func (e *Engine) Atomic(op AtomicOp, result, target GA, a, b uint64, order Handl
 	// the same word.
 	dDirect := dr == me || e.mapped(e.peerOf(dr), result, w) != nil
 	sDirect := sr == me || e.mapped(e.peerOf(sr), target, w) != nil
-	c := cmd{op: op, dst: result, src: target, size: w, a: a, b: b}
+	c := cmd{op: op, dst: result, src: target, size: w, a: a, b: b, report: r}
 	switch {
 	case dDirect && sDirect:
 		c.kind = kindLocalAtomic

@@ -44,19 +44,20 @@ const (
 
 // cmd is one operation. It is the Completion handed to transports.
 type cmd struct {
-	e     *Engine
-	h     Handle
-	after Handle // may start once done >= after
-	state cmdState
-	kind  cmdKind
-	op    AtomicOp
-	dst   GA
-	src   GA
-	size  uint64
-	a, b  uint64
-	peer  int     // physical peer the operation talks to
-	pin   *Region // local region held while a transport uses it
-	word  uint64  // fetched value on its way to a remote result location
+	e      *Engine
+	h      Handle
+	after  Handle // may start once done >= after
+	state  cmdState
+	kind   cmdKind
+	op     AtomicOp
+	dst    GA
+	src    GA
+	size   uint64
+	a, b   uint64
+	peer   int     // physical peer the operation talks to
+	pin    *Region // local region held while a transport uses it
+	word   uint64  // fetched value on its way to a remote result location
+	report *Report // where the issuer wants a failure recorded, or nil
 }
 
 // The lock, the counters and the done flags live in the fast state (see
@@ -290,6 +291,7 @@ func (e *Engine) rankOfPeer(peer int) int {
 func (e *Engine) opFailed(c *cmd, err error) {
 	e.errs.Add(1)
 	e.failures.add(c.h)
+	c.report.record(err)
 	if c.kind >= kindLocalAtomic {
 		e.Logf(1, "%s handle %d (dst %#x, target %#x) failed: %v", c.op, c.h, uint64(c.dst), uint64(c.src), err)
 	} else {
@@ -339,6 +341,32 @@ func (f *failures) reset() {
 // Failed reports whether operation h completed with an error (for the
 // last 4096 failures; meaningful once h is complete).
 func (e *Engine) Failed(h Handle) bool { return e.failures.has(h) }
+
+// Report collects the failures of the operations issued with it (CopyFor,
+// AtomicFor), so that code sharing the engine with other threads judges
+// its own operations alone: Errors counts the whole process's failures,
+// and Failed forgets a failure after 4096 newer ones, which a busy
+// neighbour thread can produce before the issuer looks.
+type Report struct {
+	first atomic.Pointer[error]
+}
+
+// record keeps err unless an earlier failure is kept; a nil report
+// ignores it.
+func (r *Report) record(err error) {
+	if r != nil {
+		r.first.CompareAndSwap(nil, &err)
+	}
+}
+
+// Take returns the first failure recorded since the last Take (nil: none)
+// and forgets it. Failures of operations not complete yet are not in it.
+func (r *Report) Take() error {
+	if p := r.first.Swap(nil); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // Complete waits until h and every operation issued before it completed
 // (acp_complete). ALL and CONT mean everything issued so far; NULL and

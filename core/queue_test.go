@@ -171,6 +171,25 @@ func TestErrorCompletionCounts(t *testing.T) {
 	assert.False(t, e.Failed(h2), "only the failed handle is reported")
 }
 
+func TestReportHoldsOnlyItsOwnFailures(t *testing.T) {
+	e := newManualEngine(t)
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	var r Report
+	mine, _ := e.CopyFor(&r, peer, me, 8, HandleNull)
+	_, _ = e.Copy(peer, me, 8, HandleNull)
+	manual.finish(1, StatusOutOfBounds.Err())
+	assert.NoError(t, r.Take(), "another operation's failure")
+	manual.finish(0, StatusBadSegment.Err())
+	assert.False(t, e.Inquire(mine))
+	err := r.Take()
+	var ae *AccessError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, StatusBadSegment, ae.Status, "the failure of the operation issued with the report")
+	assert.NoError(t, r.Take(), "taken")
+	assert.Equal(t, int64(2), e.Errors(), "both still count for the process")
+}
+
 func TestBackPressureWaitsForCompletion(t *testing.T) {
 	*manual = manualNet{}
 	s := NewSettings(BaseSettings)
