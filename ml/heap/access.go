@@ -27,9 +27,9 @@ const (
 	writeArea = slotSize - writeOff // largest single staged write
 )
 
-// ErrFailed reports that a GMA of the call completed with an error (the
-// basic layer has said which and why with ACP_VERBOSE=1).
-var ErrFailed = errors.New("a global memory access failed at its owner (ACP_VERBOSE=1 shows which)")
+// ErrFailed reports that a global memory access of the call failed at
+// its owner; the error that wraps it names the range and the reason.
+var ErrFailed = errors.New("a global memory access failed")
 
 // Scratch is the pool of registered scratch buffers of one process.
 type Scratch struct {
@@ -97,22 +97,25 @@ func (s *Scratch) Begin() (*Access, error) {
 		}
 	}
 	s.mu.Unlock()
-	return &Access{e: s.e, s: s, sl: sl, wpos: writeOff, errs: s.e.Errors()}, nil
+	return &Access{e: s.e, s: s, sl: sl, wpos: writeOff}, nil
 }
 
 // Access is one call's view of global memory. Reads wait for their data;
 // writes are staged in the scratch buffer and issued at once but waited for
 // only by Flush (or by the next read), so several small updates cost one
 // round trip. Writes that overlap a write not yet completed, and every
-// read, first complete what was issued: nothing is reordered.
+// read, first complete what was issued: nothing is reordered. The call
+// fails only for its own operations' failures (report), never for those
+// of other threads or of the program.
 type Access struct {
 	e       *core.Engine
 	s       *Scratch
 	sl      *slot
 	wpos    int
-	pending []span // destinations of issued, unwaited writes
-	errs    int64  // the engine's error count when this access last checked
-	err     error  // first failure; later operations do nothing
+	pending []span      // destinations of issued, unwaited writes
+	last    core.Handle // the latest operation issued
+	report  core.Report // failures of the operations issued
+	err     error       // first failure; later operations do nothing
 }
 
 type span struct{ ga, end core.GA }
@@ -151,12 +154,20 @@ func (a *Access) fail(err error) error {
 
 // wait completes everything issued and notes failures.
 func (a *Access) wait() error {
-	a.e.Complete(core.HandleAll)
+	a.e.Complete(a.last)
 	a.pending = a.pending[:0]
 	a.wpos = writeOff
-	if n := a.e.Errors(); n != a.errs {
-		a.errs = n
-		return a.fail(ErrFailed)
+	if err := a.report.Take(); err != nil {
+		return a.fail(fmt.Errorf("%w: %w", ErrFailed, err))
+	}
+	return a.err
+}
+
+// settle completes the writes issued so far before a read or an atomic,
+// which may depend on them; it returns the call's failure.
+func (a *Access) settle() error {
+	if a.err == nil && len(a.pending) > 0 {
+		return a.wait()
 	}
 	return a.err
 }
@@ -167,6 +178,15 @@ func (a *Access) Flush() error {
 		return a.err
 	}
 	return a.wait()
+}
+
+// copy issues acp_copy(dst, src, n) as one of this access's operations.
+func (a *Access) copy(dst, src core.GA, n uint64) error {
+	h, err := a.e.CopyFor(&a.report, dst, src, n, core.HandleNull)
+	if err == nil {
+		a.last = h
+	}
+	return err
 }
 
 func (a *Access) overlapsPending(ga core.GA, n uint64) bool {
@@ -187,20 +207,15 @@ func (a *Access) Read(ga core.GA, n uint64) ([]byte, error) {
 
 // ReadInto fills b with the bytes at ga.
 func (a *Access) ReadInto(b []byte, ga core.GA) error {
-	if a.err != nil {
-		return a.err
-	}
-	if len(a.pending) > 0 {
-		if err := a.wait(); err != nil {
-			return err
-		}
+	if err := a.settle(); err != nil {
+		return err
 	}
 	for len(b) > 0 {
 		// Issue as many chunks as the read area holds, then wait once.
 		off, start := readOff, b
 		for len(b) > 0 && off < writeOff {
 			n := min(len(b), writeOff-off)
-			if _, err := a.e.Copy(a.sl.ga+core.GA(off), ga, uint64(n), core.HandleNull); err != nil {
+			if err := a.copy(a.sl.ga+core.GA(off), ga, uint64(n)); err != nil {
 				return a.fail(fmt.Errorf("reading %d bytes at %#x: %w", n, uint64(ga), err))
 			}
 			ga += core.GA(n)
@@ -246,7 +261,7 @@ func (a *Access) Write(ga core.GA, b []byte) error {
 			}
 		}
 		copy(a.sl.mem[a.wpos:], b[:n])
-		if _, err := a.e.Copy(ga, a.sl.ga+core.GA(a.wpos), uint64(n), core.HandleNull); err != nil {
+		if err := a.copy(ga, a.sl.ga+core.GA(a.wpos), uint64(n)); err != nil {
 			return a.fail(fmt.Errorf("writing %d bytes at %#x: %w", n, uint64(ga), err))
 		}
 		a.pending = append(a.pending, span{ga, ga + core.GA(n)})
@@ -281,40 +296,40 @@ func (a *Access) Zero(ga core.GA, n uint64) error {
 // Copy issues acp_copy(dst, src, n) between any two ranks (neither end
 // passes through this process). It counts as a write of dst.
 func (a *Access) Copy(dst, src core.GA, n uint64) error {
-	if a.err != nil || n == 0 {
+	if n == 0 {
 		return a.err
 	}
-	if len(a.pending) > 0 {
-		// src may be something just written, dst something being written.
-		if err := a.wait(); err != nil {
-			return err
-		}
+	// src may be something just written, dst something being written.
+	if err := a.settle(); err != nil {
+		return err
 	}
-	if _, err := a.e.Copy(dst, src, n, core.HandleNull); err != nil {
+	if err := a.copy(dst, src, n); err != nil {
 		return a.fail(fmt.Errorf("copying %d bytes from %#x to %#x: %w", n, uint64(src), uint64(dst), err))
 	}
 	a.pending = append(a.pending, span{dst, dst + core.GA(n)})
 	return nil
 }
 
+// noValue is in the result word while an atomic is out, so that a result
+// that never arrived is not taken for a fetched value (lock words hold 0
+// or a rank + 1).
+const noValue = ^uint64(0)
+
 // atomic runs op on the word at ga after everything issued before, and
-// returns the old value.
+// returns the old value: as fetched even when the call failed meanwhile,
+// noValue when none arrived.
 func (a *Access) atomic(op core.AtomicOp, ga core.GA, x, y uint64) (uint64, error) {
-	if a.err != nil {
-		return 0, a.err
+	if err := a.settle(); err != nil {
+		return noValue, err
 	}
-	if len(a.pending) > 0 {
-		if err := a.wait(); err != nil {
-			return 0, err
-		}
+	put64(a.sl.mem[wordOff:], noValue)
+	h, err := a.e.AtomicFor(&a.report, op, a.sl.ga+wordOff, ga, x, y, core.HandleNull)
+	if err != nil {
+		return noValue, a.fail(fmt.Errorf("%s at %#x: %w", op, uint64(ga), err))
 	}
-	if _, err := a.e.Atomic(op, a.sl.ga+wordOff, ga, x, y, core.HandleNull); err != nil {
-		return 0, a.fail(fmt.Errorf("%s at %#x: %w", op, uint64(ga), err))
-	}
-	if err := a.wait(); err != nil {
-		return 0, err
-	}
-	return le64(a.sl.mem[wordOff:]), nil
+	a.last = h
+	err = a.wait()
+	return le64(a.sl.mem[wordOff:]), err
 }
 
 // CAS8 is acp_cas8 on the word at ga; it returns the old value.
@@ -342,6 +357,11 @@ func (a *Access) Lock(ga core.GA, what string) error {
 	for i := 0; ; i++ {
 		old, err := a.CAS8(ga, 0, me)
 		if err != nil {
+			if old == 0 {
+				// The word was free and is now ours although the call
+				// failed: give it back, nobody else would.
+				a.release(ga)
+			}
 			return err
 		}
 		if old == 0 {
@@ -363,17 +383,22 @@ func (a *Access) Lock(ga core.GA, what string) error {
 // Unlock completes the writes made under the lock, then frees it.
 func (a *Access) Unlock(ga core.GA) error {
 	err := a.Flush()
-	// Release even after a failure: the lock must not stay held.
+	if rerr := a.release(ga); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// release frees the lock word at ga, also after a failure of the call:
+// the lock must not stay held. The call's failure stays.
+func (a *Access) release(ga core.GA) error {
 	saved := a.err
 	a.err = nil
-	_, uerr := a.Swap8(ga, 0)
+	_, err := a.Swap8(ga, 0)
 	if saved != nil {
 		a.err = saved
 	}
-	if err != nil {
-		return err
-	}
-	return uerr
+	return err
 }
 
 func le64(b []byte) uint64 {

@@ -108,18 +108,26 @@ func open(a *Access, rank int) (*heapOf, error) {
 
 func (h *heapOf) bounds(a *Access) error {
 	if len(a.Engine().StarterMemory(core.SegStarterDL)) < MinStarter && h.rank == a.Engine().Rank() {
-		return fmt.Errorf("%w on rank %d: its data-library starter memory cannot hold one (at least %d bytes are needed); raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL", ErrNoHeap, h.rank, MinStarter)
+		return noHeap(h.rank)
 	}
 	w, err := a.Word(h.d + offHeapSize)
-	if err != nil {
-		return fmt.Errorf("%w on rank %d: its data-library starter memory cannot hold one (at least %d bytes are needed); raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL", ErrNoHeap, h.rank, MinStarter)
-	}
-	if w < 104 || w&7 != 0 {
-		return fmt.Errorf("%w on rank %d: its data-library starter memory cannot hold one (at least %d bytes are needed); raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL", ErrNoHeap, h.rank, MinStarter)
+	var ae *core.AccessError
+	switch {
+	case errors.As(err, &ae) && ae.Status == core.StatusOutOfBounds:
+		// The size word itself is beyond that rank's starter memory.
+		return fmt.Errorf("%w (%v)", noHeap(h.rank), err)
+	case err != nil:
+		return fmt.Errorf("cannot read the heap size of rank %d: %w", h.rank, err)
+	case w < 104 || w&7 != 0:
+		return noHeap(h.rank)
 	}
 	h.lo = h.d + offFirst
 	h.hi = h.d + offH + core.GA(w) - 8
 	return nil
+}
+
+func noHeap(rank int) error {
+	return fmt.Errorf("%w on rank %d: its data-library starter memory cannot hold one (at least %d bytes are needed); raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL", ErrNoHeap, rank, MinStarter)
 }
 
 // block checks that [A, A+B) is a possible block of this heap.

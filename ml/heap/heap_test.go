@@ -2,7 +2,6 @@ package heap_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -41,6 +40,14 @@ func world(t *testing.T, n int, size int) (*coretest.World, []*heap.Scratch) {
 	return w, ss
 }
 
+// begin takes an access for the test's goroutine until the test ends.
+func begin(t *testing.T, s *heap.Scratch) *heap.Access {
+	a, err := s.Begin()
+	require.NoError(t, err)
+	t.Cleanup(func() { a.End() })
+	return a
+}
+
 func word(e *core.Engine, ga core.GA) uint64 {
 	p, err := e.QueryAddress(ga)
 	if err != nil {
@@ -52,9 +59,7 @@ func word(e *core.Engine, ga core.GA) uint64 {
 func TestFreshHeapPlacement(t *testing.T) {
 	w, ss := world(t, 1, dlSize)
 	e := w.Engines[0]
-	a, err := ss[0].Begin()
-	require.NoError(t, err)
-	defer a.End()
+	a := begin(t, ss[0])
 	d, _ := e.StarterGADL(0)
 	wspan := uint64(dlSize-16) &^ 7
 
@@ -83,9 +88,7 @@ func TestFreshHeapPlacement(t *testing.T) {
 func TestBadFrees(t *testing.T) {
 	w, ss := world(t, 1, dlSize)
 	e := w.Engines[0]
-	a, err := ss[0].Begin()
-	require.NoError(t, err)
-	defer a.End()
+	a := begin(t, ss[0])
 	g, err := heap.Malloc(a, 16, 0)
 	require.NoError(t, err)
 	assert.NoError(t, heap.Free(a, core.GANull), "ACP_GA_NULL is ignored")
@@ -100,22 +103,23 @@ func TestBadFrees(t *testing.T) {
 }
 
 func TestNoHeap(t *testing.T) {
-	w, ss := world(t, 2, 64)
-	w.Run(func(r int, e *core.Engine) error {
-		a, err := ss[r].Begin()
-		if err != nil {
-			return err
-		}
-		defer a.End()
-		for rank := 0; rank < 2; rank++ {
-			_, err := heap.Malloc(a, 8, rank)
-			a.ClearErr()
-			if !errors.Is(err, heap.ErrNoHeap) && !errors.Is(err, heap.ErrFailed) {
-				return fmt.Errorf("malloc on rank %d without a heap: %v", rank, err)
+	for _, size := range []int{0, 64} {
+		w, ss := world(t, 2, size)
+		w.Run(func(r int, e *core.Engine) error {
+			a, err := ss[r].Begin()
+			if err != nil {
+				return err
 			}
-		}
-		return nil
-	})
+			defer a.End()
+			for rank := 0; rank < 2; rank++ {
+				_, err := heap.Malloc(a, 8, rank)
+				a.ClearErr()
+				assert.ErrorIs(t, err, heap.ErrNoHeap, "%d bytes, malloc on rank %d", size, rank)
+				assert.ErrorContains(t, err, "ACP_SIZE_SMEM_DL", "%d bytes, malloc on rank %d", size, rank)
+			}
+			return nil
+		})
+	}
 }
 
 // Every rank, with several goroutines, allocates on rank 0 and on its
@@ -216,4 +220,74 @@ func TestConcurrentRemoteMalloc(t *testing.T) {
 		}
 		return heap.Free(a, all)
 	})
+}
+
+// badCopy issues a copy that the peer rejects and waits for it: a failure
+// of the process that is no data-library call's.
+func badCopy(t *testing.T, e *core.Engine) {
+	peer, _ := e.StarterGA((e.Rank() + 1) % e.Procs())
+	mine, _ := e.StarterGA(e.Rank())
+	h, err := e.Copy(peer+1<<20, mine, 8, core.HandleNull)
+	assert.NoError(t, err)
+	e.Complete(h)
+	assert.True(t, e.Failed(h), "the peer rejects the copy")
+}
+
+func TestOtherFailuresDoNotFailACall(t *testing.T) {
+	w, ss := world(t, 2, dlSize)
+	e := w.Engines[0]
+	a := begin(t, ss[0])
+	badCopy(t, e)
+	g, err := heap.Malloc(a, 8, 1)
+	require.NoError(t, err, "a failure of the process before the call")
+	badCopy(t, e)
+	require.NoError(t, heap.Free(a, g), "a failure of the process during the call")
+}
+
+// One goroutine keeps failing copies while others allocate on the peer's
+// heap: every allocation succeeds, and the peer's heap lock is free at
+// the end.
+func TestOtherThreadsFailuresLeaveTheLockFree(t *testing.T) {
+	w, ss := world(t, 2, 1<<16)
+	e := w.Engines[0]
+	stop := make(chan struct{})
+	var bad sync.WaitGroup
+	bad.Add(1)
+	go func() {
+		defer bad.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				badCopy(t, e)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for th := 0; th < 3; th++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := ss[0].Begin()
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer a.End()
+			for i := 0; i < 100; i++ {
+				g, err := heap.Malloc(a, 64, 1)
+				if !assert.NoError(t, err, "malloc %d", i) {
+					a.ClearErr()
+					continue
+				}
+				assert.NoError(t, heap.Free(a, g), "free %d", i)
+				a.ClearErr()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	bad.Wait()
+	d, _ := e.StarterGADL(1)
+	assert.Zero(t, word(w.Engines[1], d+64), "the heap lock of rank 1")
 }

@@ -96,3 +96,15 @@ if(ACPRUN)
     LABELS "c;dl;udp;np4" TIMEOUT 80 ENVIRONMENT "ACP_TRANSPORTS=udp;ACP_VERBOSE=1;ACPT_EXPECT_HEAP=0")
 endif()
 endif()
+
+# Failures of other operations, also another thread's, during data-library
+# calls (t_dl_otherfail: no ACP_VERBOSE, each failed copy would print a
+# line).
+foreach(prog t_dl_otherfail)
+  add_executable(${prog} ${prog}.c acptest.h dltest.h)
+  target_link_libraries(${prog} PRIVATE ACP::acp Threads::Threads)
+  target_compile_options(${prog} PRIVATE -Wall -Wextra)
+  set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+endforeach()
+acp_c_test(t_dl_otherfail SMEM 4096 NPS 2 3 UDP_NP 2 SINGLETON
+           ENV ${ACPDL_HEAP} LABELS dl)
