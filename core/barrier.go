@@ -34,11 +34,12 @@ import (
 // engineAreaSize is the size of every process's engine area (SegEngine).
 const engineAreaSize = 4096
 
-// Engine area layout: dissemination slots, then the leader's words, each on
-// a cache line of its own.
+// Engine area layout: dissemination slots, then the leader's words and the
+// hand-off word (HandoffGA), each on a cache line of its own.
 const (
-	areaArrive  = 8 * maxRounds    // leader: arrivals of the host's processes
-	areaRelease = 8*maxRounds + 64 // leader: last barrier epoch released
+	areaArrive  = 8 * maxRounds     // leader: arrivals of the host's processes
+	areaRelease = 8*maxRounds + 64  // leader: last barrier epoch released
+	areaHandoff = 8*maxRounds + 128 // a value the libraries above hand to the other ranks
 )
 
 // maxRounds bounds the rounds of a barrier (2^64 processes).

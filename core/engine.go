@@ -598,6 +598,18 @@ func (e *Engine) StarterGACL(rank int) (GA, error) { return e.starterGA(rank, Se
 // StarterGADL names rank's data-library starter memory.
 func (e *Engine) StarterGADL(rank int) (GA, error) { return e.starterGA(rank, SegStarterDL) }
 
+// HandoffGA is the GA of a word of rank's engine area that the libraries
+// above the basic layer use to hand the other ranks a value across a Sync
+// (the workspace's chunk GAs). Every process has it, whatever the sizes
+// of its starter memories; one hand-off at a time.
+func (e *Engine) HandoffGA(rank int) (GA, error) {
+	ga, err := e.starterGA(rank, SegEngine)
+	if err != nil {
+		return GANull, err
+	}
+	return ga + areaHandoff, nil
+}
+
 func (e *Engine) starterGA(rank, seg int) (GA, error) {
 	if rank < 0 || rank >= e.nprocs {
 		return GANull, fmt.Errorf("rank %d out of range 0..%d", rank, e.nprocs-1)

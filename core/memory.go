@@ -52,7 +52,7 @@ func MemoryUse(s *Settings, nprocs int) ([]MemoryItem, error) {
 		{"start-up records", n * rec,
 			fmt.Sprintf("%d processes × %d bytes (job key, colours, host id, transport addresses); held during acp_init only", nprocs, rec)},
 		{"routes", n, "1 byte per process: the transport that reaches it (8 more per process after an acp_reset that changes the ranks)"},
-		{"starter memories", starters, fmt.Sprintf("--acp-size-smem, -cl and -dl, rounded up to pages (-cl with --acp-size-cl-rings when same-host peers map starter memory), and the %d-byte engine area (barrier words); mapped, not on the Go heap, pages touched as used", engineAreaSize)},
+		{"starter memories", starters, fmt.Sprintf("--acp-size-smem, -cl and -dl, rounded up to pages (-cl with --acp-size-cl-rings when same-host peers map starter memory), and the %d-byte engine area (barrier words, the hand-off word); mapped, not on the Go heap, pages touched as used", engineAreaSize)},
 	}
 	return items, nil
 }

@@ -496,7 +496,8 @@ typedef struct {
  * returns ACP_WSD_NULL when the chunks need more ranks than follow
  * proc_start. acp_read_ws/acp_write_ws copy between workspace bytes
  * [offset, offset+size) and [ga, ga+size); they return 0, or 1 when the
- * range is outside the workspace or a copy failed.
+ * range is outside the workspace or a copy failed. Workspaces need no
+ * data-library starter memory.
  */
 acp_wsd_t acp_create_ws(size_t size);
 int acp_setparams_ws( size_t proc_start, size_t size_default );

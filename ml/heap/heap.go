@@ -8,7 +8,7 @@
 // boundary tags per block). Offsets from D, the GA of a DL starter region of
 // S bytes, with H = D+16 and W = (S-16) rounded down to a multiple of 8:
 //
-//	D+0       workspace GA exchange (package ws)
+//	D+0       unused
 //	D+8       W, written when the heap is laid out (0: no heap)
 //	H+0..H+47 unused (the original's per-process scratch words and local lock)
 //	H+48      heap lock: 0 free, else the holder's rank + 1
@@ -34,13 +34,12 @@ import (
 
 // Offsets in the DL starter memory.
 const (
-	offWSExchange = 0
-	offHeapSize   = 8
-	offH          = 16
-	offLock       = offH + 48
-	offHead       = offH + 56
-	offStart      = offH + 64
-	offFirst      = offH + 72
+	offHeapSize = 8
+	offH        = 16
+	offLock     = offH + 48
+	offHead     = offH + 56
+	offStart    = offH + 64
+	offFirst    = offH + 72
 
 	// MinStarter is the smallest DL starter memory that holds a heap with
 	// one block of 8 bytes.
@@ -50,10 +49,6 @@ const (
 	tagFree     = 5
 	tagExtended = 6
 )
-
-// WSExchangeOffset is the DL starter word the workspace uses to hand chunk
-// GAs to the other ranks (spec 2.6 REQ: not the user's starter memory).
-const WSExchangeOffset = offWSExchange
 
 // Errors of Malloc and Free.
 var (

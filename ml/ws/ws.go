@@ -5,8 +5,9 @@
 // Differences from the original, which had the bugs listed as Q-DL-8: the
 // default chunk size is 1 MiB (the original wrote "0x1048576"), the chunk
 // count is exact when the size is a multiple of the chunk size, the chunk
-// GAs are exchanged through a word of the data library's own starter
-// memory (not bytes 150..157 of the user's), ranks without a chunk have no
+// GAs are exchanged through the basic layer's hand-off word, which every
+// rank has (not bytes 150..157 of the user's starter memory, nor the data
+// library's, which may be absent), ranks without a chunk have no
 // data, creation and destruction are collective (destroy waits for every
 // rank and unregisters the chunks), every workspace starts at the rank set
 // by acp_setparams_ws, and reads and writes check their range and wait for
@@ -77,7 +78,7 @@ func (m *Module) Create(a *heap.Access, size uint64) (*Workspace, error) {
 	if size%chunk != 0 {
 		n++
 	}
-	if uint64(start)+n > uint64(m.e.Procs()) {
+	if n > uint64(m.e.Procs()-start) {
 		return nil, fmt.Errorf("%d bytes in chunks of %d bytes need %d ranks from rank %d, but the job has %d; raise size_default with acp_setparams_ws",
 			size, chunk, n, start, m.e.Procs())
 	}
@@ -95,8 +96,8 @@ func (m *Module) Create(a *heap.Access, size uint64) (*Workspace, error) {
 			m.e.Logf(1, "acp_create_ws: %v", err)
 		}
 	}
-	own, _ := m.e.StarterGADL(me)
-	a.PutWords(own+heap.WSExchangeOffset, uint64(w.GA))
+	own, _ := m.e.HandoffGA(me)
+	a.PutWords(own, uint64(w.GA))
 	a.Flush()
 	if err := m.e.Sync(); err != nil {
 		w.release(m.e)
@@ -104,8 +105,8 @@ func (m *Module) Create(a *heap.Access, size uint64) (*Workspace, error) {
 	}
 	var rerr error
 	for i, p := range w.Procs {
-		d, _ := m.e.StarterGADL(p)
-		ga, err := a.Word(d + heap.WSExchangeOffset)
+		h, _ := m.e.HandoffGA(p)
+		ga, err := a.Word(h)
 		if err != nil {
 			rerr = err
 			break
@@ -115,7 +116,7 @@ func (m *Module) Create(a *heap.Access, size uint64) (*Workspace, error) {
 		}
 		w.GAs = append(w.GAs, core.GA(ga))
 	}
-	// Nobody reuses the exchange word before everybody has read it.
+	// Nobody reuses the hand-off word before everybody has read it.
 	if err := m.e.Sync(); err != nil && rerr == nil {
 		rerr = err
 	}

@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,9 +14,12 @@ import (
 	"github.com/libacp/libacp/ml/ws"
 )
 
-func TestWorkspaceAcrossRanks(t *testing.T) {
-	const n = 3
-	w := coretest.NewWorld(t, n, "memnet", "size-smem=4096")
+// withWorkspace runs fn on every rank of an n-rank world with settings,
+// each rank with its data library and a workspace of size bytes in chunks
+// of chunk bytes from rank procStart, which fn destroys.
+func withWorkspace(t *testing.T, n int, settings []string, procStart, chunk, size uint64,
+	fn func(r int, e *core.Engine, l *dl.Library, m *ws.Module, wsp *ws.Workspace) error) {
+	w := coretest.NewWorld(t, n, "memnet", settings...)
 	defer w.Close()
 	w.Run(func(r int, e *core.Engine) error {
 		l, err := dl.Start(e)
@@ -25,13 +29,19 @@ func TestWorkspaceAcrossRanks(t *testing.T) {
 		defer l.Stop()
 		m := ws.New(e)
 		defer m.Close()
-		if err := m.SetParams(0, 100); err != nil {
+		if err := m.SetParams(procStart, chunk); err != nil {
 			return err
 		}
 		var wsp *ws.Workspace
-		if err := l.Call(func(a *heap.Access) (err error) { wsp, err = m.Create(a, 250); return }); err != nil {
+		if err := l.Call(func(a *heap.Access) (err error) { wsp, err = m.Create(a, size); return }); err != nil {
 			return err
 		}
+		return fn(r, e, l, m, wsp)
+	})
+}
+
+func TestWorkspaceAcrossRanks(t *testing.T) {
+	withWorkspace(t, 3, []string{"size-smem=4096"}, 0, 100, 250, func(r int, e *core.Engine, l *dl.Library, m *ws.Module, wsp *ws.Workspace) error {
 		assert.Equal(t, []int{0, 1, 2}, wsp.Procs)
 		assert.Equal(t, []uint64{100, 100, 50}, wsp.Sizes)
 		buf := e.StarterMemory(core.SegStarter)
@@ -54,10 +64,55 @@ func TestWorkspaceAcrossRanks(t *testing.T) {
 				break
 			}
 		}
-		err = l.Call(func(a *heap.Access) error { return wsp.Read(a, bga, 10, 245) })
+		err := l.Call(func(a *heap.Access) error { return wsp.Read(a, bga, 10, 245) })
 		assert.Error(t, err, "past the end")
 		_, err = m.Create(nil, 301)
 		assert.Error(t, err, "needs 4 ranks")
 		return m.Destroy(wsp)
+	})
+}
+
+// Workspaces need no data-library starter memory: a program that defines
+// iacp_starter_memory_size_dl = 0 still has them. Rank 0 writes the whole
+// workspace, on ranks 1 and 2; everybody reads it back.
+func TestWorkspaceWithoutDLStarterMemory(t *testing.T) {
+	withWorkspace(t, 3, []string{"size-smem=4096", "size-smem-dl=0"}, 1, 64, 100, func(r int, e *core.Engine, l *dl.Library, m *ws.Module, wsp *ws.Workspace) error {
+		assert.Equal(t, []int{1, 2}, wsp.Procs)
+		buf := e.StarterMemory(core.SegStarter)
+		bga, _ := e.StarterGA(r)
+		want := make([]byte, 100)
+		for i := range want {
+			want[i] = byte(3 * i)
+		}
+		if r == 0 {
+			copy(buf, want)
+			if err := l.Call(func(a *heap.Access) error { return wsp.Write(a, bga, 100, 0) }); err != nil {
+				return err
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if err := l.Call(func(a *heap.Access) error { return wsp.Read(a, bga+200, 100, 0) }); err != nil {
+			return err
+		}
+		assert.Equal(t, want, buf[200:300], "rank %d reads the workspace", r)
+		return m.Destroy(wsp)
+	})
+}
+
+// A size whose chunk count would wrap the rank arithmetic is refused.
+func TestWorkspaceTooManyChunks(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet", "size-smem=4096")
+	defer w.Close()
+	w.Run(func(r int, e *core.Engine) error {
+		m := ws.New(e)
+		defer m.Close()
+		if err := m.SetParams(1, 1); err != nil {
+			return err
+		}
+		_, err := m.Create(nil, math.MaxUint64)
+		assert.ErrorContains(t, err, "acp_setparams_ws")
+		return nil
 	})
 }

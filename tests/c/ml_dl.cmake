@@ -108,3 +108,10 @@ foreach(prog t_dl_otherfail)
 endforeach()
 acp_c_test(t_dl_otherfail SMEM 4096 NPS 2 3 UDP_NP 2 SINGLETON
            ENV ${ACPDL_HEAP} LABELS dl)
+# t_dl_nodl under acprun without a heap: the workspace across ranks.
+if(TARGET t_dl_nodl AND ACPRUN)
+  add_test(NAME t_dl_nodl_np3_noheap
+    COMMAND ${ACPRUN} -np 3 --timeout 50 $<TARGET_FILE:t_dl_nodl>)
+  set_tests_properties(t_dl_nodl_np3_noheap PROPERTIES
+    LABELS "c;dl;np3" TIMEOUT 80 ENVIRONMENT "ACP_VERBOSE=1;ACPT_EXPECT_HEAP=0")
+endif()
