@@ -519,6 +519,11 @@ acp_ga_t acp_malloc(size_t size, int rank);
 void acp_free(acp_ga_t ga);
 
 /*
+ * Containers (vector, deque, list, set, multiset, map): a call given a
+ * size that no memory or no heap holds, or bytes at a GA that cannot be
+ * read, returns its empty value (0, ACP_GA_NULL, an unchanged or null
+ * iterator) and changes nothing.
+ *
  * Vector. Control block {body GA, size, capacity} on the rank given at
  * creation; the body is on the same rank. acp_create_vector(size, rank)
  * makes a vector that holds size (uninitialised) bytes. Capacity grows to

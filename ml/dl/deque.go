@@ -60,6 +60,7 @@ func (cb dqCB) pieces(lo, n uint64) []piece {
 	return out
 }
 
+// read reads logical bytes [lo, lo+n); n is at most a stream's chunk.
 func (cb dqCB) read(a *heap.Access, lo, n uint64) ([]byte, error) {
 	out := make([]byte, 0, n)
 	for _, p := range cb.pieces(lo, n) {
@@ -93,6 +94,84 @@ func (cb dqCB) copyIn(a *heap.Access, lo uint64, src core.GA, n uint64) {
 		a.Copy(p.ga, src, p.n)
 		src += core.GA(p.n)
 	}
+}
+
+// blobs are logical bytes [lo, lo+n) where they lie.
+func (cb dqCB) blobs(lo, n uint64) []blob {
+	var out []blob
+	for _, p := range cb.pieces(lo, n) {
+		out = append(out, blob{ga: p.ga, n: p.n})
+	}
+	return out
+}
+
+// shift moves logical bytes [from, from+n) to [to, to+n) a read area at a
+// time, in memmove's order, so that the two ranges may overlap.
+func (cb dqCB) shift(a *heap.Access, from, to, n uint64) error {
+	return heap.Chunks(n, to > from, func(off, k uint64) error {
+		b, err := cb.read(a, from+off, k)
+		if err != nil {
+			return err
+		}
+		cb.writeBytes(a, to+off, b)
+		return a.Err()
+	})
+}
+
+// insertHere inserts data at logical pos within the capacity: the bytes
+// from pos on move n further, then data fills the gap. The caller's bytes
+// are checked first, so that a bad GA changes nothing; data may lie in
+// the body itself (a range of the same container), and what of it moved
+// is read where it went.
+func (cb dqCB) insertHere(a *heap.Access, pos uint64, data ...blob) error {
+	n := uint64(0)
+	for _, b := range data {
+		if err := b.readable(a); err != nil {
+			return err
+		}
+		n += b.n
+	}
+	if err := cb.shift(a, pos, pos+n, cb.size-pos); err != nil {
+		return err
+	}
+	at := pos
+	for _, b := range data {
+		if b.ga == core.GANull {
+			cb.writeBytes(a, at, b.held)
+			at += b.n
+			continue
+		}
+		for done := uint64(0); done < b.n; {
+			src, k := cb.movedTo(b.ga+core.GA(done), b.n-done, pos, n)
+			cb.copyIn(a, at, src, k)
+			at, done = at+k, done+k
+		}
+	}
+	return a.Err()
+}
+
+// movedTo tells where the byte at g is after insertHere moved the logical
+// bytes [pos, size) n further (around the ring), and for how many bytes
+// from g on (at most left) the same move holds. Everything else stayed.
+func (cb dqCB) movedTo(g core.GA, left, pos, n uint64) (core.GA, uint64) {
+	body, end := core.GA(cb.body), core.GA(cb.body+cb.cap)
+	switch {
+	case g < body:
+		return g, min(left, uint64(body-g))
+	case g >= end:
+		return g, left
+	}
+	p := uint64(g - body)
+	k := min(left, cb.cap-p)
+	l := (p + cb.cap - cb.off) % cb.cap // logical index of g
+	switch {
+	case l < pos:
+		return g, min(k, pos-l)
+	case l >= cb.size:
+		return g, min(k, cb.cap-l)
+	}
+	q := (p + n) % cb.cap
+	return body + core.GA(q), min(k, cb.size-l, cb.cap-q)
 }
 
 // CreateDeque is acp_create_deque: an empty deque with room for size bytes
@@ -293,6 +372,9 @@ func (cb dqCB) relinearize(a *heap.Access, d Deque, c uint64, put func(nb core.G
 func (l *Library) PushBackDeque(d Deque, ga core.GA, n uint64) error {
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
+		if err == nil {
+			err = cb.canTake(a, ga, n)
+		}
 		if err != nil || n == 0 {
 			return err
 		}
@@ -314,6 +396,9 @@ func (l *Library) PushBackDeque(d Deque, ga core.GA, n uint64) error {
 func (l *Library) PushFrontDeque(d Deque, ga core.GA, n uint64) error {
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
+		if err == nil {
+			err = cb.canTake(a, ga, n)
+		}
 		if err != nil || n == 0 {
 			return err
 		}
@@ -358,22 +443,30 @@ func (l *Library) PopFrontDeque(d Deque, n uint64) error {
 	})
 }
 
-// insertBytes inserts data at logical position pos.
-func (cb dqCB) insertBytes(a *heap.Access, d Deque, pos uint64, data []byte) error {
-	n := uint64(len(data))
+// canTake checks n more bytes from the caller at ga.
+func (cb dqCB) canTake(a *heap.Access, ga core.GA, n uint64) error {
+	_, err := callerBytes(a, "the bytes", Element{ga, n})
+	return err
+}
+
+// insertBytes inserts data (n bytes in all; size+n does not overflow) at
+// logical position pos.
+func (cb dqCB) insertBytes(a *heap.Access, d Deque, pos, n uint64, data ...blob) error {
 	if cb.size+n > cb.cap {
+		// The old body stays until the new one is filled: data may lie in it.
 		return cb.relinearize(a, d, cb.size+n, func(nb core.GA) {
 			cb.copyOut(a, 0, pos, nb)
-			a.Write(nb+core.GA(pos), data)
-			cb.copyOut(a, pos, cb.size-pos, nb+core.GA(pos+n))
+			at := nb + core.GA(pos)
+			for _, b := range data {
+				b.store(a, at)
+				at += core.GA(b.n)
+			}
+			cb.copyOut(a, pos, cb.size-pos, at)
 		}, cb.size+n)
 	}
-	tail, err := cb.read(a, pos, cb.size-pos)
-	if err != nil {
+	if err := cb.insertHere(a, pos, data...); err != nil {
 		return err
 	}
-	cb.writeBytes(a, pos, data)
-	cb.writeBytes(a, pos+n, tail)
 	return a.PutWords(d.GA+16, cb.size+n)
 }
 
@@ -382,14 +475,13 @@ func (cb dqCB) insertBytes(a *heap.Access, d Deque, pos uint64, data []byte) err
 func (l *Library) InsertDeque(it DequeIt, ga core.GA, n uint64) (DequeIt, error) {
 	return it, l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, it.Deque)
+		if err == nil {
+			err = cb.canTake(a, ga, n)
+		}
 		if err != nil || n == 0 {
 			return err
 		}
-		data, err := a.Read(ga, n)
-		if err != nil {
-			return err
-		}
-		return cb.insertBytes(a, it.Deque, clamp(it.Index, cb.size), data)
+		return cb.insertBytes(a, it.Deque, clamp(it.Index, cb.size), n, blob{ga: ga, n: n})
 	})
 }
 
@@ -411,15 +503,11 @@ func (l *Library) InsertRangeDeque(it, start, end DequeIt) (DequeIt, error) {
 		if hi <= lo {
 			return nil
 		}
-		data, err := src.read(a, lo, hi-lo)
-		if err != nil {
-			return err
-		}
 		cb, err := readDeque(a, it.Deque)
 		if err != nil {
 			return err
 		}
-		return cb.insertBytes(a, it.Deque, clamp(it.Index, cb.size), data)
+		return cb.insertBytes(a, it.Deque, clamp(it.Index, cb.size), hi-lo, src.blobs(lo, hi-lo)...)
 	})
 }
 
@@ -437,11 +525,9 @@ func (l *Library) EraseDeque(it DequeIt, n uint64) (DequeIt, error) {
 		if n >= cb.size-pos {
 			return a.PutWords(it.Deque.GA+16, pos)
 		}
-		tail, err := cb.read(a, pos+n, cb.size-pos-n)
-		if err != nil {
+		if err := cb.shift(a, pos+n, pos, cb.size-pos-n); err != nil {
 			return err
 		}
-		cb.writeBytes(a, pos, tail)
 		return a.PutWords(it.Deque.GA+16, cb.size-n)
 	})
 }

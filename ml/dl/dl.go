@@ -12,6 +12,7 @@
 package dl
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -133,4 +134,67 @@ func clamp(i int, n uint64) uint64 {
 		return 0
 	}
 	return min(uint64(i), n)
+}
+
+// blob is bytes to hash, compare or store: held here (taken out of a
+// container, so at most a heap block's worth) or at a GA (a caller's key,
+// value or data, read a scratch buffer at a time, so that a size the
+// caller gives never becomes an allocation here). Held bytes have no GA.
+type blob struct {
+	ga   core.GA
+	held []byte
+	n    uint64
+}
+
+func heldBytes(b []byte) blob { return blob{held: b, n: uint64(len(b))} }
+
+// callerBytes checks a byte range the caller gives before anything is
+// read or allocated for it: a garbage size fails here, naming itself.
+func callerBytes(a *heap.Access, what string, e Element) (blob, error) {
+	l := a.Engine().Layout()
+	switch {
+	case e.Size == 0:
+		return blob{}, nil
+	case e.GA == core.GANull:
+		return blob{}, fmt.Errorf("%s {ACP_GA_NULL, %d}: the GA is ACP_GA_NULL", what, e.Size)
+	case e.Size > l.MaxOffset()-l.Offset(e.GA):
+		return blob{}, fmt.Errorf("%s {%#x, %d}: no registered memory holds %d bytes from that GA (at most %d)",
+			what, uint64(e.GA), e.Size, e.Size, l.MaxOffset()-l.Offset(e.GA))
+	}
+	return blob{ga: e.GA, n: e.Size}, nil
+}
+
+// store writes the bytes at dst.
+func (b blob) store(a *heap.Access, dst core.GA) error {
+	if b.ga == core.GANull {
+		return a.Write(dst, b.held)
+	}
+	return a.Copy(dst, b.ga, b.n)
+}
+
+// equalAt reports whether the b.n bytes at ga are b's.
+func (b blob) equalAt(a *heap.Access, ga core.GA) (bool, error) {
+	if b.ga != core.GANull {
+		return a.Equal(ga, b.ga, b.n)
+	}
+	same, rest := true, b.held
+	err := a.Each(ga, b.n, func(p []byte) bool {
+		same, rest = bytes.Equal(p, rest[:len(p)]), rest[len(p):]
+		return same
+	})
+	return same, err
+}
+
+// readable checks, before anything changes, that the caller's bytes can
+// be read: their first and last byte (a registered region is contiguous,
+// and callerBytes keeps the range within one GA segment).
+func (b blob) readable(a *heap.Access) error {
+	if b.ga == core.GANull || b.n == 0 {
+		return nil
+	}
+	var x [1]byte
+	if err := a.ReadInto(x[:], b.ga); err != nil {
+		return err
+	}
+	return a.ReadInto(x[:], b.ga+core.GA(b.n-1))
 }

@@ -15,9 +15,9 @@ import (
 )
 
 // libs starts n engines, each with its data library; src is a registered
-// buffer per rank for values.
-func libs(t *testing.T, n int) (*coretest.World, []*dl.Library, [][]byte, []core.GA) {
-	w := coretest.NewWorld(t, n, "memnet", "size-smem-dl=1048576", "size-smem=4096")
+// buffer per rank for values. settings add to (or override) the defaults.
+func libs(t *testing.T, n int, settings ...string) (*coretest.World, []*dl.Library, [][]byte, []core.GA) {
+	w := coretest.NewWorld(t, n, "memnet", append([]string{"size-smem-dl=1048576", "size-smem=4096"}, settings...)...)
 	ls := make([]*dl.Library, n)
 	bufs := make([][]byte, n)
 	gas := make([]core.GA, n)
@@ -32,6 +32,16 @@ func libs(t *testing.T, n int) (*coretest.World, []*dl.Library, [][]byte, []core
 		w.Close()
 	})
 	return w, ls, bufs, gas
+}
+
+// bytesAt copies n bytes at ga out of its owner's memory.
+func bytesAt(t *testing.T, w *coretest.World, ga core.GA, n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	p, err := w.Engines[w.Engines[0].QueryRank(ga)].QueryAddress(ga)
+	require.NoError(t, err)
+	return append([]byte(nil), unsafe.Slice((*byte)(p), n)...)
 }
 
 func TestHashMatchesTheOriginal(t *testing.T) {

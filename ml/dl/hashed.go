@@ -1,7 +1,6 @@
 package dl
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc64"
@@ -63,10 +62,23 @@ var ecma = sync.OnceValue(func() *crc64.Table { return crc64.MakeTable(crc64.ECM
 // computes it) shifted right by 16.
 func Hash(key []byte) uint64 { return crc64.Checksum(key, ecma()) >> 16 }
 
-// place gives the directory index and slot of a key.
-func (h Hashed) place(key []byte) (int, int) {
-	x := Hash(key)
+// place gives the directory index and slot of a key's hash.
+func (h Hashed) place(x uint64) (int, int) {
 	return int((x / h.NumSlots) % h.NumRanks), int(x % h.NumSlots)
+}
+
+// hash is Hash of the bytes, read a scratch buffer at a time when they are
+// a caller's.
+func (b blob) hash(a *heap.Access) (uint64, error) {
+	if b.ga == core.GANull {
+		return Hash(b.held), nil
+	}
+	var crc uint64
+	err := a.Each(b.ga, b.n, func(p []byte) bool {
+		crc = crc64.Update(crc, ecma(), p)
+		return true
+	})
+	return crc >> 16, err
 }
 
 // End is the null iterator.
@@ -105,10 +117,11 @@ func directory(a *heap.Access, h Hashed) ([]core.GA, error) {
 
 func slotGA(table core.GA, s int) core.GA { return table + core.GA(slotBytes*s) }
 
-// hnode is an element header as read.
+// hnode is an element header as read, with its heap block's header word.
 type hnode struct {
 	ga, next, prev core.GA
 	w2, w3         uint64
+	block          uint64
 }
 
 func (k Kind) keyLen(n hnode) uint64 {
@@ -121,20 +134,37 @@ func (k Kind) keyLen(n hnode) uint64 {
 func (k Kind) keyGA(n hnode) core.GA { return n.ga + core.GA(k.header()) }
 
 func (k Kind) valLen(n hnode) uint64 {
-	if k != KindMap || n.w2 < 8+n.w3 {
+	if k != KindMap || n.w3 > n.w2 || n.w2-n.w3 < 8 {
 		return 0
 	}
-	return n.w2 - 8 - n.w3
+	return n.w2 - n.w3 - 8
 }
 
 func readHnode(a *heap.Access, ga core.GA) (hnode, error) {
 	// Every element is at least 32 bytes (a set's 24-byte header and a key
-	// of at least one byte, rounded), so four words can always be read.
-	w, err := a.Words(ga, 4)
+	// of at least one byte, rounded), so four words can always be read,
+	// and the heap block's header before them.
+	w, err := a.Words(ga-8, 5)
 	if err != nil {
 		return hnode{}, err
 	}
-	return hnode{ga, core.GA(w[0]), core.GA(w[1]), w[2], w[3]}, nil
+	return hnode{ga, core.GA(w[1]), core.GA(w[2]), w[3], w[4], w[0]}, nil
+}
+
+// node reads the element at ga and checks that the lengths its header
+// claims fit in its heap block: a stale or garbage GA must not make a read
+// of whatever size its words say.
+func (k Kind) node(a *heap.Access, ga core.GA) (hnode, error) {
+	nd, err := readHnode(a, ga)
+	if err != nil {
+		return nd, err
+	}
+	room, ok := heap.BlockBytes(nd.block)
+	kl, vl := k.keyLen(nd), k.valLen(nd)
+	if !ok || kl > room || vl > room || k.header()+kl+vl > room {
+		return nd, fmt.Errorf("%#x is no %s element: %d key and %d value bytes claimed, heap block header %#x", uint64(ga), k, kl, vl, nd.block)
+	}
+	return nd, nil
 }
 
 type slotHdr struct {
@@ -167,22 +197,19 @@ func withSlot(a *heap.Access, s core.GA, fn func() error) error {
 }
 
 // find walks a slot's chain (lock held) for key.
-func (k Kind) find(a *heap.Access, sh slotHdr, key []byte) (hnode, bool, error) {
+func (k Kind) find(a *heap.Access, sh slotHdr, key blob) (hnode, bool, error) {
 	for ga, n := sh.head, uint64(0); ga != core.GANull; n++ {
 		if n > sh.count {
 			return hnode{}, false, fmt.Errorf("the chain of a hash slot is longer than its count %d", sh.count)
 		}
-		nd, err := readHnode(a, ga)
+		nd, err := k.node(a, ga)
 		if err != nil {
 			return hnode{}, false, err
 		}
-		if k.keyLen(nd) == uint64(len(key)) {
-			got, err := a.Read(k.keyGA(nd), uint64(len(key)))
-			if err != nil {
-				return hnode{}, false, err
-			}
-			if bytes.Equal(got, key) {
-				return nd, true, nil
+		if k.keyLen(nd) == key.n {
+			same, err := key.equalAt(a, k.keyGA(nd))
+			if err != nil || same {
+				return nd, same, err
 			}
 		}
 		ga = nd.next
@@ -254,11 +281,12 @@ func (l *Library) CreateHashed(k Kind, numRanks int, ranks []int, numSlots, rank
 	return h, err
 }
 
-// entry is an element's content, taken out of a container.
+// entry is an element's content: the caller's, or taken out of a
+// container.
 type entry struct {
-	key   []byte
+	key   blob
 	count uint64 // multiset counter
-	val   []byte // map value
+	val   blob   // map value
 }
 
 // collect reads the entries of a slot's chain (lock held).
@@ -269,16 +297,16 @@ func (k Kind) collect(a *heap.Access, sh slotHdr) ([]entry, []core.GA, error) {
 		if n > sh.count {
 			return nil, nil, fmt.Errorf("the chain of a hash slot is longer than its count %d", sh.count)
 		}
-		nd, err := readHnode(a, ga)
+		nd, err := k.node(a, ga)
 		if err != nil {
 			return nil, nil, err
 		}
 		kl, vl := k.keyLen(nd), k.valLen(nd)
-		b, err := a.Read(k.keyGA(nd), kl+vl)
+		b, err := a.Read(k.keyGA(nd), kl+vl) // at most the element's block
 		if err != nil {
 			return nil, nil, err
 		}
-		es = append(es, entry{key: b[:kl], count: nd.w2, val: b[kl:]})
+		es = append(es, entry{key: heldBytes(b[:kl]), count: nd.w2, val: heldBytes(b[kl:])})
 		gas = append(gas, ga)
 		ga = nd.next
 	}
@@ -563,7 +591,7 @@ func (l *Library) DereferenceHashedIt(k Kind, it HashedIt) (Pair, error) {
 		return Pair{}, errors.New("the iterator is the null iterator")
 	}
 	var nd hnode
-	err := l.call(func(a *heap.Access) (err error) { nd, err = readHnode(a, it.Elem); return })
+	err := l.call(func(a *heap.Access) (err error) { nd, err = k.node(a, it.Elem); return })
 	if err != nil {
 		return Pair{}, err
 	}
@@ -575,11 +603,22 @@ func (l *Library) DereferenceHashedIt(k Kind, it HashedIt) (Pair, error) {
 	return p, nil
 }
 
-func readKey(a *heap.Access, key Element) ([]byte, error) {
+// callerKey checks the caller's key; it is read only where it is used.
+func callerKey(a *heap.Access, key Element) (blob, error) {
 	if key.Size == 0 {
-		return nil, errors.New("the key is empty (size 0)")
+		return blob{}, fmt.Errorf("the key {%#x, 0} is empty", uint64(key.GA))
 	}
-	return a.Read(key.GA, key.Size)
+	return callerBytes(a, "the key", key)
+}
+
+// slotOf hashes key and gives its directory index, slot and slot GA.
+func (h Hashed) slotOf(a *heap.Access, dir []core.GA, key blob) (i, s int, sga core.GA, err error) {
+	x, err := key.hash(a)
+	if err != nil {
+		return 0, 0, core.GANull, fmt.Errorf("reading the key {%#x, %d}: %w", uint64(key.ga), key.n, err)
+	}
+	i, s = h.place(x)
+	return i, s, slotGA(dir[i], s), nil
 }
 
 // FindHashed is acp_find_set etc.
@@ -595,12 +634,15 @@ func (l *Library) FindHashed(k Kind, h Hashed, key Element) (HashedIt, error) {
 // insert adds an entry: a new element, or for a multiset more count on an
 // existing key. It reports whether a new element was made (maps and sets)
 // or the counter grew (multisets); an existing key of a map keeps its
-// value. valGA, when not null, is where a new map value's bytes are read.
-func (k Kind) insert(a *heap.Access, h Hashed, dir []core.GA, e entry, valGA core.GA) (bool, error) {
-	i, s := h.place(e.key)
-	sga := slotGA(dir[i], s)
+// value.
+func (k Kind) insert(a *heap.Access, h Hashed, dir []core.GA, e entry) (bool, error) {
+	kl, vl := e.key.n, e.val.n
+	i, _, sga, err := h.slotOf(a, dir, e.key)
+	if err != nil {
+		return false, err
+	}
 	done := false
-	err := withSlot(a, sga, func() error {
+	err = withSlot(a, sga, func() error {
 		sh, err := readSlot(a, sga)
 		if err != nil {
 			return err
@@ -617,7 +659,6 @@ func (k Kind) insert(a *heap.Access, h Hashed, dir []core.GA, e entry, valGA cor
 			done = k == KindSet
 			return nil
 		}
-		kl, vl := uint64(len(e.key)), uint64(len(e.val))
 		el, err := malloc(a, k.header()+kl+vl, rankOf(a, dir[i]))
 		if err != nil {
 			return err
@@ -630,13 +671,9 @@ func (k Kind) insert(a *heap.Access, h Hashed, dir []core.GA, e entry, valGA cor
 		case KindMap:
 			a.PutWords(el, 0, uint64(sh.tail), 8+kl+vl, kl)
 		}
-		a.Write(el+core.GA(k.header()), e.key)
+		e.key.store(a, el+core.GA(k.header()))
 		if k == KindMap {
-			if valGA != core.GANull {
-				a.Copy(el+core.GA(k.header()+kl), valGA, vl)
-			} else {
-				a.Write(el+core.GA(k.header()+kl), e.val)
-			}
+			e.val.store(a, el+core.GA(k.header()+kl))
 		}
 		if err := landed(a, el); err != nil {
 			return err
@@ -665,19 +702,21 @@ func (l *Library) InsertHashed(k Kind, h Hashed, key, value Element) (bool, erro
 	}
 	var ok bool
 	err := l.call(func(a *heap.Access) error {
-		kb, err := readKey(a, key)
-		if err != nil {
+		e := entry{count: 1}
+		var err error
+		if e.key, err = callerKey(a, key); err != nil {
 			return err
+		}
+		if k == KindMap {
+			if e.val, err = callerBytes(a, "the value", value); err != nil {
+				return err
+			}
 		}
 		dir, err := directory(a, h)
 		if err != nil {
 			return err
 		}
-		e := entry{key: kb, count: 1}
-		if k == KindMap {
-			e.val = make([]byte, value.Size) // its length; the bytes come from value.GA
-		}
-		ok, err = k.insert(a, h, dir, e, value.GA)
+		ok, err = k.insert(a, h, dir, e)
 		return err
 	})
 	return ok, err
@@ -687,7 +726,7 @@ func (l *Library) InsertHashed(k Kind, h Hashed, key, value Element) (bool, erro
 // (all=false: one count) and acp_remove_all_multiset (all=true).
 func (l *Library) RemoveHashed(k Kind, h Hashed, key Element, all bool) error {
 	return l.call(func(a *heap.Access) error {
-		kb, err := readKey(a, key)
+		kb, err := callerKey(a, key)
 		if err != nil {
 			return err
 		}
@@ -695,8 +734,10 @@ func (l *Library) RemoveHashed(k Kind, h Hashed, key Element, all bool) error {
 		if err != nil {
 			return err
 		}
-		i, s := h.place(kb)
-		sga := slotGA(dir[i], s)
+		_, _, sga, err := h.slotOf(a, dir, kb)
+		if err != nil {
+			return err
+		}
 		var gone core.GA
 		err = withSlot(a, sga, func() error {
 			sh, err := readSlot(a, sga)
@@ -743,7 +784,7 @@ func (l *Library) RetrieveMap(h Hashed, key, out Element) (n uint64, err error) 
 // (its iterator and node) while its slot is locked.
 func (l *Library) retrieve(k Kind, h Hashed, key Element, fn func(a *heap.Access, it HashedIt, nd hnode) error) error {
 	return l.call(func(a *heap.Access) error {
-		kb, err := readKey(a, key)
+		kb, err := callerKey(a, key)
 		if err != nil {
 			return err
 		}
@@ -751,8 +792,10 @@ func (l *Library) retrieve(k Kind, h Hashed, key Element, fn func(a *heap.Access
 		if err != nil {
 			return err
 		}
-		i, s := h.place(kb)
-		sga := slotGA(dir[i], s)
+		i, s, sga, err := h.slotOf(a, dir, kb)
+		if err != nil {
+			return err
+		}
 		return withSlot(a, sga, func() error {
 			sh, err := readSlot(a, sga)
 			if err != nil {
@@ -802,7 +845,7 @@ func (k Kind) take(a *heap.Access, h Hashed, local, detach bool, each func([]ent
 
 func (k Kind) insertAll(a *heap.Access, h Hashed, dir []core.GA, es []entry) error {
 	for _, e := range es {
-		if _, err := k.insert(a, h, dir, e, core.GANull); err != nil {
+		if _, err := k.insert(a, h, dir, e); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package dl
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -156,6 +155,9 @@ func EndList(l List) ListIt { return ListIt{l, l.GA} }
 
 // newElem allocates a copy of the value on rank; its links are set later.
 func newElem(a *heap.Access, v Element, rank int) (core.GA, error) {
+	if _, err := callerBytes(a, "the element", v); err != nil {
+		return core.GANull, err
+	}
 	ga, err := malloc(a, elemHeader+v.Size, rank)
 	if err != nil {
 		return core.GANull, err
@@ -535,19 +537,19 @@ func (lb *Library) SortList(l List, comp Comparator) error {
 }
 
 // RemoveList is acp_remove_list: removes every element whose value equals
-// the bytes of elem.
+// the bytes of elem (which may be one of the list's values: nothing is
+// freed before every element was compared).
 func (lb *Library) RemoveList(l List, elem Element) error {
 	return lb.call(func(a *heap.Access) error {
-		want, err := a.Read(elem.GA, elem.Size)
+		want, err := callerBytes(a, "the element", elem)
 		if err != nil {
 			return err
 		}
 		return filterList(a, l, func(n node, _ *node) (bool, error) {
-			if n.size != elem.Size {
+			if n.size != want.n {
 				return false, nil
 			}
-			got, err := a.Read(n.ga+elemHeader, n.size)
-			return bytes.Equal(got, want), err
+			return want.equalAt(a, n.ga+elemHeader)
 		})
 	})
 }
@@ -556,17 +558,11 @@ func (lb *Library) RemoveList(l List, elem Element) error {
 // predecessor (same size and bytes), keeping the first of each run.
 func (lb *Library) UniqueList(l List) error {
 	return lb.call(func(a *heap.Access) error {
-		var prevVal []byte
 		return filterList(a, l, func(n node, kept *node) (bool, error) {
-			val, err := a.Read(n.ga+elemHeader, n.size)
-			if err != nil {
-				return false, err
+			if kept == nil || kept.size != n.size {
+				return false, nil
 			}
-			drop := kept != nil && bytes.Equal(val, prevVal)
-			if !drop {
-				prevVal = val
-			}
-			return drop, nil
+			return a.Equal(kept.ga+elemHeader, n.ga+elemHeader, n.size)
 		})
 	})
 }

@@ -38,6 +38,15 @@ func (cb vecCB) write(a *heap.Access, v Vector) error {
 	return a.PutWords(v.GA, cb.body, cb.size, cb.cap)
 }
 
+// ring is the body seen as a deque's: one that starts at its front and
+// never wraps (size <= capacity), so that the two share their byte moves.
+func (cb vecCB) ring() dqCB { return dqCB{cb.body, 0, cb.size, cb.cap} }
+
+// canTake checks n more bytes from the caller at ga.
+func (cb vecCB) canTake(a *heap.Access, ga core.GA, n uint64) error {
+	return cb.ring().canTake(a, ga, n)
+}
+
 // regrow moves the first keep bytes of the body into a new body of
 // capacity c on the vector's rank; the old body is returned for the caller
 // to free once nothing reads it any more.
@@ -139,12 +148,10 @@ func (l *Library) AssignRangeVector(v Vector, start, end VectorIt) error {
 			n = hi - lo
 		}
 		if v == start.Vector {
-			if lo > 0 && n > 0 {
-				b, err := a.Read(core.GA(src.body)+core.GA(lo), n)
-				if err != nil {
+			if lo > 0 {
+				if err := src.ring().shift(a, lo, 0, n); err != nil {
 					return err
 				}
-				a.Write(core.GA(src.body), b)
 			}
 			src.size = n
 			return src.write(a, v)
@@ -230,6 +237,9 @@ func (l *Library) ReserveVector(v Vector, size uint64) error {
 func (l *Library) PushBackVector(v Vector, ga core.GA, n uint64) error {
 	return l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, v)
+		if err == nil {
+			err = cb.canTake(a, ga, n)
+		}
 		if err != nil || n == 0 {
 			return err
 		}
@@ -263,30 +273,31 @@ func (l *Library) PopBackVector(v Vector, n uint64) error {
 	})
 }
 
-// insertBytes inserts data at byte position pos (clamped to the size).
-func (cb vecCB) insertBytes(a *heap.Access, v Vector, pos uint64, data []byte) error {
-	n := uint64(len(data))
+// insertBytes inserts data at byte position pos (clamped to the size);
+// size+n does not overflow.
+func (cb vecCB) insertBytes(a *heap.Access, v Vector, pos uint64, data blob) error {
+	n := data.n
 	pos = min(pos, cb.size)
 	if cb.size+n > cb.cap {
 		old, err := cb.regrow(a, v, round8(cb.size+n), pos)
 		if err != nil {
 			return err
 		}
+		// The old body stays until the new one is filled: data may lie in it.
 		a.Copy(core.GA(cb.body+pos+n), old+core.GA(pos), cb.size-pos)
-		a.Write(core.GA(cb.body+pos), data)
+		data.store(a, core.GA(cb.body+pos))
+		if err := landed(a, core.GA(cb.body)); err != nil {
+			return err
+		}
 		cb.size += n
 		cb.write(a, v)
 		free(a, old)
 		return a.Err()
 	}
-	tail, err := a.Read(core.GA(cb.body+pos), cb.size-pos)
-	if err != nil {
+	if err := cb.ring().insertHere(a, pos, data); err != nil {
 		return err
 	}
-	a.Write(core.GA(cb.body+pos+n), tail)
-	a.Write(core.GA(cb.body+pos), data)
-	cb.size += n
-	return cb.write(a, v)
+	return a.PutWords(v.GA+8, cb.size+n)
 }
 
 // InsertVector is acp_insert_vector: inserts n bytes read at ga before
@@ -294,14 +305,13 @@ func (cb vecCB) insertBytes(a *heap.Access, v Vector, pos uint64, data []byte) e
 func (l *Library) InsertVector(it VectorIt, ga core.GA, n uint64) (VectorIt, error) {
 	return it, l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, it.Vector)
+		if err == nil {
+			err = cb.canTake(a, ga, n)
+		}
 		if err != nil || n == 0 {
 			return err
 		}
-		data, err := a.Read(ga, n)
-		if err != nil {
-			return err
-		}
-		return cb.insertBytes(a, it.Vector, clamp(it.Index, cb.size), data)
+		return cb.insertBytes(a, it.Vector, clamp(it.Index, cb.size), blob{ga: ga, n: n})
 	})
 }
 
@@ -323,15 +333,11 @@ func (l *Library) InsertRangeVector(it, start, end VectorIt) (VectorIt, error) {
 		if hi <= lo {
 			return nil
 		}
-		data, err := a.Read(core.GA(src.body+lo), hi-lo)
-		if err != nil {
-			return err
-		}
 		cb, err := readVec(a, it.Vector)
 		if err != nil {
 			return err
 		}
-		return cb.insertBytes(a, it.Vector, clamp(it.Index, cb.size), data)
+		return cb.insertBytes(a, it.Vector, clamp(it.Index, cb.size), blob{ga: core.GA(src.body + lo), n: hi - lo})
 	})
 }
 
@@ -351,11 +357,9 @@ func (l *Library) EraseVector(it VectorIt, n uint64) (VectorIt, error) {
 			cb.size = pos
 			return cb.write(a, it.Vector)
 		}
-		tail, err := a.Read(core.GA(cb.body+pos+n), cb.size-pos-n)
-		if err != nil {
+		if err := cb.ring().shift(a, pos+n, pos, cb.size-pos-n); err != nil {
 			return err
 		}
-		a.Write(core.GA(cb.body+pos), tail)
 		cb.size -= n
 		return cb.write(a, it.Vector)
 	})

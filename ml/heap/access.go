@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -199,7 +200,106 @@ func (a *Access) overlapsPending(ga core.GA, n uint64) bool {
 	return false
 }
 
-// Read copies n bytes at ga (any rank) into a new Go slice.
+// ReadArea is the most one read through the scratch buffer carries:
+// streams (Each, Chunks) go this many bytes at a time.
+const ReadArea = readArea
+
+// errStop ends a stream early without an error.
+var errStop = errors.New("stop")
+
+// Chunks calls fn for consecutive pieces [off, off+k) of [0, n), k at most
+// ReadArea, from the front, or from the back when backward: memmove's
+// order for a copy through a buffer whose destination lies after its
+// source.
+func Chunks(n uint64, backward bool, fn func(off, k uint64) error) error {
+	return chunks(n, ReadArea, backward, fn)
+}
+
+func chunks(n, size uint64, backward bool, fn func(off, k uint64) error) error {
+	for done := uint64(0); done < n; {
+		k := min(size, n-done)
+		off := done
+		if backward {
+			off = n - done - k
+		}
+		if err := fn(off, k); err != nil {
+			if err == errStop {
+				return nil
+			}
+			return err
+		}
+		done += k
+	}
+	return nil
+}
+
+// load issues a copy of the n bytes at ga into the scratch buffer at off
+// (inside the read area); wait completes it.
+func (a *Access) load(off int, ga core.GA, n uint64) error {
+	if err := a.copy(a.sl.ga+core.GA(off), ga, n); err != nil {
+		return a.fail(fmt.Errorf("reading %d bytes at %#x: %w", n, uint64(ga), err))
+	}
+	return nil
+}
+
+// Each reads the n bytes at ga a read area at a time and calls fn with
+// each piece (valid until the access's next operation) until fn returns
+// false. However large n is, nothing is allocated: this is how sizes that
+// callers give are read.
+func (a *Access) Each(ga core.GA, n uint64, fn func(b []byte) bool) error {
+	if a.err != nil {
+		return a.err
+	}
+	return chunks(n, readArea, false, func(off, k uint64) error {
+		if err := a.settle(); err != nil {
+			return err
+		}
+		if err := a.load(readOff, ga+core.GA(off), k); err != nil {
+			return err
+		}
+		if err := a.wait(); err != nil {
+			return err
+		}
+		if !fn(a.sl.mem[readOff : readOff+int(k)]) {
+			return errStop
+		}
+		return nil
+	})
+}
+
+// Equal reports whether the n bytes at x and at y (any ranks) are the
+// same, reading both half a read area at a time.
+func (a *Access) Equal(x, y core.GA, n uint64) (bool, error) {
+	const half = readArea / 2
+	if a.err != nil {
+		return false, a.err
+	}
+	same := true
+	err := chunks(n, half, false, func(off, k uint64) error {
+		if err := a.settle(); err != nil {
+			return err
+		}
+		if err := a.load(readOff, x+core.GA(off), k); err != nil {
+			return err
+		}
+		if err := a.load(readOff+half, y+core.GA(off), k); err != nil {
+			return err
+		}
+		if err := a.wait(); err != nil {
+			return err
+		}
+		mx, my := a.sl.mem[readOff:readOff+int(k)], a.sl.mem[readOff+half:readOff+half+int(k)]
+		if same = bytes.Equal(mx, my); !same {
+			return errStop
+		}
+		return nil
+	})
+	return same, err
+}
+
+// Read copies n bytes at ga (any rank) into a new Go slice. n must be a
+// size this process can hold (a few words, a heap block's bytes, a chunk
+// of a stream), never a caller's: those go through Each.
 func (a *Access) Read(ga core.GA, n uint64) ([]byte, error) {
 	out := make([]byte, n)
 	return out, a.ReadInto(out, ga)
@@ -207,27 +307,10 @@ func (a *Access) Read(ga core.GA, n uint64) ([]byte, error) {
 
 // ReadInto fills b with the bytes at ga.
 func (a *Access) ReadInto(b []byte, ga core.GA) error {
-	if err := a.settle(); err != nil {
-		return err
-	}
-	for len(b) > 0 {
-		// Issue as many chunks as the read area holds, then wait once.
-		off, start := readOff, b
-		for len(b) > 0 && off < writeOff {
-			n := min(len(b), writeOff-off)
-			if err := a.copy(a.sl.ga+core.GA(off), ga, uint64(n)); err != nil {
-				return a.fail(fmt.Errorf("reading %d bytes at %#x: %w", n, uint64(ga), err))
-			}
-			ga += core.GA(n)
-			off += n
-			b = b[n:]
-		}
-		if err := a.wait(); err != nil {
-			return err
-		}
-		copy(start, a.sl.mem[readOff:off])
-	}
-	return nil
+	return a.Each(ga, uint64(len(b)), func(p []byte) bool {
+		b = b[copy(b, p):]
+		return true
+	})
 }
 
 // Word reads the 8-byte little-endian word at ga.

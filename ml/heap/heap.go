@@ -50,6 +50,17 @@ const (
 	tagExtended = 6
 )
 
+// BlockBytes gives the bytes an allocated block offers (what Malloc was
+// asked for, rounded) from its header word, the word before the GA Malloc
+// returned; ok is false when the word is no allocated block's header.
+func BlockBytes(header uint64) (n uint64, ok bool) {
+	b := header &^ 7
+	if header&7 != tagUsed || b < 24 {
+		return 0, false
+	}
+	return b - 16, true
+}
+
 // Errors of Malloc and Free.
 var (
 	ErrNoMemory = errors.New("no free block large enough")

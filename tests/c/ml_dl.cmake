@@ -97,15 +97,17 @@ if(ACPRUN)
 endif()
 endif()
 
-# Failures of other operations, also another thread's, during data-library
-# calls (t_dl_otherfail: no ACP_VERBOSE, each failed copy would print a
-# line).
-foreach(prog t_dl_otherfail)
+# Sizes no memory holds or that wrap (t_dl_badinput); failures of other
+# operations, also another thread's, during data-library calls
+# (t_dl_otherfail: no ACP_VERBOSE, each failed copy would print a line).
+foreach(prog t_dl_badinput t_dl_otherfail)
   add_executable(${prog} ${prog}.c acptest.h dltest.h)
   target_link_libraries(${prog} PRIVATE ACP::acp Threads::Threads)
   target_compile_options(${prog} PRIVATE -Wall -Wextra)
   set_target_properties(${prog} PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
 endforeach()
+acp_c_test(t_dl_badinput SMEM 4096 NPS 1 2 3 UDP_NP 2 SINGLETON
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
 acp_c_test(t_dl_otherfail SMEM 4096 NPS 2 3 UDP_NP 2 SINGLETON
            ENV ${ACPDL_HEAP} LABELS dl)
 # t_dl_nodl under acprun without a heap: the workspace across ranks.
