@@ -29,7 +29,7 @@ func readDeque(a *heap.Access, d Deque) (dqCB, error) {
 		return dqCB{}, err
 	}
 	cb := dqCB{w[0], w[1], w[2], w[3]}
-	if cb.size > cb.cap || (cb.cap != 0 && (cb.body == 0 || cb.off >= cb.cap)) {
+	if cb.size > cb.cap || cb.cap > heap.MaxSize || (cb.cap != 0 && (cb.body == 0 || cb.off >= cb.cap)) {
 		return dqCB{}, fmt.Errorf("%#x is not a deque (offset %d, size %d, capacity %d, body %#x)", uint64(d.GA), cb.off, cb.size, cb.cap, cb.body)
 	}
 	return cb, nil
@@ -443,9 +443,13 @@ func (l *Library) PopFrontDeque(d Deque, n uint64) error {
 	})
 }
 
-// canTake checks n more bytes from the caller at ga.
+// canTake checks n more bytes from the caller at ga: the range itself, and
+// that the size does not outgrow any heap.
 func (cb dqCB) canTake(a *heap.Access, ga core.GA, n uint64) error {
-	_, err := callerBytes(a, "the bytes", Element{ga, n})
+	if _, err := callerBytes(a, "the bytes", Element{ga, n}); err != nil {
+		return err
+	}
+	_, err := blockSize(cb.size, n)
 	return err
 }
 
@@ -505,6 +509,9 @@ func (l *Library) InsertRangeDeque(it, start, end DequeIt) (DequeIt, error) {
 		}
 		cb, err := readDeque(a, it.Deque)
 		if err != nil {
+			return err
+		}
+		if _, err := blockSize(cb.size, hi-lo); err != nil {
 			return err
 		}
 		return cb.insertBytes(a, it.Deque, clamp(it.Index, cb.size), hi-lo, src.blobs(lo, hi-lo)...)

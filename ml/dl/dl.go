@@ -15,6 +15,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/bits"
+	"strings"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/ml/heap"
@@ -197,4 +199,25 @@ func (b blob) readable(a *heap.Access) error {
 		return err
 	}
 	return a.ReadInto(x[:], b.ga+core.GA(b.n-1))
+}
+
+// blockSize adds the parts of a heap block (a header and the caller's
+// bytes) without wrapping: (size_t)-17 plus a 24-byte header must fail,
+// not become an 8-byte block that the header then overruns.
+func blockSize(parts ...uint64) (uint64, error) {
+	var sum, carry uint64
+	for _, p := range parts {
+		if sum, carry = bits.Add64(sum, p, 0); carry != 0 || sum > heap.MaxSize {
+			return 0, fmt.Errorf("a block of %s bytes: more than any heap holds (less than %d)", plus(parts), uint64(heap.MaxSize))
+		}
+	}
+	return sum, nil
+}
+
+func plus(parts []uint64) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, " + ")
 }

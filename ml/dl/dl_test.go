@@ -1,6 +1,7 @@
 package dl_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 	"unsafe"
@@ -42,6 +43,10 @@ func bytesAt(t *testing.T, w *coretest.World, ga core.GA, n int) []byte {
 	p, err := w.Engines[w.Engines[0].QueryRank(ga)].QueryAddress(ga)
 	require.NoError(t, err)
 	return append([]byte(nil), unsafe.Slice((*byte)(p), n)...)
+}
+
+func wordAt(t *testing.T, w *coretest.World, ga core.GA) uint64 {
+	return binary.LittleEndian.Uint64(bytesAt(t, w, ga, 8))
 }
 
 func TestHashMatchesTheOriginal(t *testing.T) {

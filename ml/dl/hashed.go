@@ -637,6 +637,10 @@ func (l *Library) FindHashed(k Kind, h Hashed, key Element) (HashedIt, error) {
 // value.
 func (k Kind) insert(a *heap.Access, h Hashed, dir []core.GA, e entry) (bool, error) {
 	kl, vl := e.key.n, e.val.n
+	size, err := blockSize(k.header(), kl, vl)
+	if err != nil {
+		return false, err
+	}
 	i, _, sga, err := h.slotOf(a, dir, e.key)
 	if err != nil {
 		return false, err
@@ -659,7 +663,7 @@ func (k Kind) insert(a *heap.Access, h Hashed, dir []core.GA, e entry) (bool, er
 			done = k == KindSet
 			return nil
 		}
-		el, err := malloc(a, k.header()+kl+vl, rankOf(a, dir[i]))
+		el, err := malloc(a, size, rankOf(a, dir[i]))
 		if err != nil {
 			return err
 		}

@@ -158,7 +158,11 @@ func newElem(a *heap.Access, v Element, rank int) (core.GA, error) {
 	if _, err := callerBytes(a, "the element", v); err != nil {
 		return core.GANull, err
 	}
-	ga, err := malloc(a, elemHeader+v.Size, rank)
+	size, err := blockSize(elemHeader, v.Size)
+	if err != nil {
+		return core.GANull, err
+	}
+	ga, err := malloc(a, size, rank)
 	if err != nil {
 		return core.GANull, err
 	}

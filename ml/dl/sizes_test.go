@@ -1,11 +1,13 @@
 // Sizes the caller gives: refused, naming themselves, when no memory
-// could hold them; otherwise read a scratch buffer at a time, also when
-// they span several reads and lie in the container being changed.
+// could hold them or when a header added to them would wrap; otherwise
+// read a scratch buffer at a time, also when they span several reads and
+// lie in the container being changed.
 
 package dl_test
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,6 +74,48 @@ func TestSizesNoMemoryHoldsAreRefused(t *testing.T) {
 	assert.ErrorContains(t, l.RemoveList(li, dl.Element{GA: src, Size: huge}), hugeText, "remove from a list")
 	n, _ = l.SizeList(li)
 	assert.Equal(t, uint64(1), n, "list size")
+}
+
+// A header plus a size near 2^64 must not wrap around to a small block
+// that the header then overruns (the next block's boundary tag).
+func TestSizesThatWrapAreRefused(t *testing.T) {
+	w, ls, _, gas := libs(t, 1)
+	l, src := ls[0], gas[0]
+	li, err := l.CreateList(0)
+	require.NoError(t, err)
+	probe, err := l.Malloc(8, 0)
+	require.NoError(t, err)
+	next := wordAt(t, w, probe+16) // the header of the block after probe's
+	require.NoError(t, l.Free(probe))
+	for _, size := range []uint64{math.MaxUint64 - 16, heap.MaxSize - 8} {
+		err = l.PushBackList(li, dl.Element{GA: src, Size: size}, 0)
+		assert.ErrorContains(t, err, strconv.FormatUint(size, 10), "push_back of %d bytes", size)
+		it, err := l.InsertList(dl.EndList(li), dl.Element{GA: src, Size: size}, 0)
+		assert.ErrorContains(t, err, strconv.FormatUint(size, 10), "insert of %d bytes", size)
+		assert.Equal(t, core.GANull, it.Elem)
+		assert.Equal(t, next, wordAt(t, w, probe+16), "the next block's header after %d bytes", size)
+	}
+	n, _ := l.SizeList(li)
+	assert.Zero(t, n, "list size")
+
+	v, err := l.CreateVector(8, 0)
+	require.NoError(t, err)
+	assert.Error(t, l.PushBackVector(v, src, math.MaxUint64-7), "push_back_vector")
+	assert.Error(t, l.ReserveVector(v, math.MaxUint64), "reserve_vector")
+	c, _ := l.CapacityVector(v)
+	n, _ = l.SizeVector(v)
+	assert.Equal(t, []uint64{8, 8}, []uint64{n, c}, "vector size and capacity")
+
+	d, err := l.CreateDeque(8, 0)
+	require.NoError(t, err)
+	assert.Error(t, l.PushBackDeque(d, src, math.MaxUint64-7), "push_back_deque")
+	assert.Error(t, l.PushFrontDeque(d, src, math.MaxUint64-7), "push_front_deque")
+	n, _ = l.SizeDeque(d)
+	assert.Zero(t, n, "deque size")
+
+	g, err := l.Malloc(100, 0)
+	require.NoError(t, err, "the heap still allocates")
+	assert.NoError(t, l.Free(g))
 }
 
 // Bytes that cannot be read (beyond a peer's starter memory) fail an

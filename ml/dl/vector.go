@@ -28,7 +28,7 @@ func readVec(a *heap.Access, v Vector) (vecCB, error) {
 		return vecCB{}, err
 	}
 	cb := vecCB{w[0], w[1], w[2]}
-	if cb.size > cb.cap || (cb.cap != 0 && cb.body == 0) {
+	if cb.size > cb.cap || cb.cap > heap.MaxSize || (cb.cap != 0 && cb.body == 0) {
 		return vecCB{}, fmt.Errorf("%#x is not a vector (size %d, capacity %d, body %#x)", uint64(v.GA), cb.size, cb.cap, cb.body)
 	}
 	return cb, nil
@@ -42,7 +42,8 @@ func (cb vecCB) write(a *heap.Access, v Vector) error {
 // never wraps (size <= capacity), so that the two share their byte moves.
 func (cb vecCB) ring() dqCB { return dqCB{cb.body, 0, cb.size, cb.cap} }
 
-// canTake checks n more bytes from the caller at ga.
+// canTake checks n more bytes from the caller at ga: the range itself, and
+// that the size does not outgrow any heap.
 func (cb vecCB) canTake(a *heap.Access, ga core.GA, n uint64) error {
 	return cb.ring().canTake(a, ga, n)
 }
@@ -218,6 +219,9 @@ func (l *Library) ClearVector(v Vector) error {
 // ReserveVector is acp_reserve_vector: capacity becomes at least
 // round8(size) bytes; it never shrinks.
 func (l *Library) ReserveVector(v Vector, size uint64) error {
+	if _, err := blockSize(size); err != nil {
+		return err
+	}
 	return l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, v)
 		if err != nil || round8(size) <= cb.cap {
@@ -335,6 +339,9 @@ func (l *Library) InsertRangeVector(it, start, end VectorIt) (VectorIt, error) {
 		}
 		cb, err := readVec(a, it.Vector)
 		if err != nil {
+			return err
+		}
+		if _, err := blockSize(cb.size, hi-lo); err != nil {
 			return err
 		}
 		return cb.insertBytes(a, it.Vector, clamp(it.Index, cb.size), blob{ga: core.GA(src.body + lo), n: hi - lo})

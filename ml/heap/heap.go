@@ -50,6 +50,10 @@ const (
 	tagExtended = 6
 )
 
+// MaxSize is more than any heap can hold (a GA offset has at most 48
+// bits): Malloc refuses larger sizes before they reach its arithmetic.
+const MaxSize = 1 << 47
+
 // BlockBytes gives the bytes an allocated block offers (what Malloc was
 // asked for, rounded) from its header word, the word before the GA Malloc
 // returned; ok is false when the word is no allocated block's header.
@@ -149,7 +153,7 @@ func roundSize(size uint64) uint64 {
 // Malloc allocates size bytes on rank's heap (acp_malloc). The result is
 // 8-byte aligned; the memory is not cleared.
 func Malloc(a *Access, size uint64, rank int) (core.GA, error) {
-	if size > 1<<47 {
+	if size > MaxSize {
 		return core.GANull, fmt.Errorf("%w: %d bytes is larger than any heap can be", ErrNoMemory, size)
 	}
 	h, err := open(a, rank)
