@@ -1,11 +1,13 @@
 /*
- * acp.h - ACP (Advanced Communication Primitives) 3.0, basic layer.
+ * acp.h - ACP (Advanced Communication Primitives) 3.0: the basic layer
+ * (global memory, its accesses and atomics) and the middle layer: the
+ * communication library (segmented buffers, channels) and the data
+ * library (workspaces, the global heap, vector, deque, list, set,
+ * multiset, map).
  *
  * Source-compatible with the ACP 3.0 public header for the functions this
  * library implements: a program written for the original compiles
- * unchanged. Only what libacp implements is declared here; the middle layer
- * (channels, segmented buffers, global heap, containers) is added to this
- * header together with its implementation.
+ * unchanged. Only what libacp implements is declared here.
  *
  * Conventions of every function below:
  *  - Calls before acp_init() or after acp_finalize() return the error value
@@ -328,13 +330,15 @@ int acp_free_ch(acp_ch_t ch);
 
 /*
  * Starts freeing the caller's end after every request posted on it
- * before. The request completes once both ends are done with each other:
- * on the sender when the receiver has taken or dropped every message, on
- * the receiver when the sender freed its end (messages still arriving
- * are dropped; receives still posted then fail). The channel takes no
- * new requests. Returns NULL for a bad handle or a second call.
- * Requests that are never waited for still finish; acp_finalize() copes
- * with them.
+ * before. The request completes on the sender once its messages are
+ * written (rendezvous buffers given back), on the receiver once its
+ * earlier receives completed: neither end waits for the other's free, so
+ * the ends may be freed in any order. The freed end lingers in the
+ * background until the other side is done with it; messages that still
+ * arrive at a freed receiver are dropped, and receives that a freed
+ * sender never matches fail. The channel takes no new requests. Returns
+ * NULL for a bad handle or a second call. Requests that are never waited
+ * for still finish; acp_finalize() copes with them.
  */
 acp_request_t acp_nbfree_ch(acp_ch_t ch);
 
