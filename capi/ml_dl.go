@@ -37,7 +37,7 @@ var dlState struct {
 
 func startDL(e *core.Engine) error {
 	if !heap.Usable(e) {
-		e.Logf(2, "data library: %d bytes of data-library starter memory hold no heap (at least %d are needed): acp_malloc and the containers will fail; raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL",
+		e.Logf(2, "data library: %d bytes of data-library starter memory hold no heap (at least %d are needed): acp_malloc and the containers will fail; raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL (or a program's own iacp_starter_memory_size_dl)",
 			len(e.StarterMemory(core.SegStarterDL)), heap.MinStarter)
 	}
 	l, err := dl.Start(e)

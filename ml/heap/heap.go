@@ -137,7 +137,7 @@ func (h *heapOf) bounds(a *Access) error {
 }
 
 func noHeap(rank int) error {
-	return fmt.Errorf("%w on rank %d: its data-library starter memory cannot hold one (at least %d bytes are needed); raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL", ErrNoHeap, rank, MinStarter)
+	return fmt.Errorf("%w on rank %d: its data-library starter memory cannot hold one (at least %d bytes are needed); raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL (or a program's own iacp_starter_memory_size_dl)", ErrNoHeap, rank, MinStarter)
 }
 
 // block checks that [A, A+B) is a possible block of this heap.
@@ -248,7 +248,7 @@ restart:
 		}
 		prev, e = core.GA(e), next
 	}
-	return core.GANull, fmt.Errorf("%w: the data-library heap of rank %d (%d bytes) has no free block for %d bytes; raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL",
+	return core.GANull, fmt.Errorf("%w: the data-library heap of rank %d (%d bytes) has no free block for %d bytes; raise --acp-size-smem-dl / ACP_SIZE_SMEM_DL (or a program's own iacp_starter_memory_size_dl)",
 		ErrNoMemory, h.rank, uint64(h.hi-h.lo), n)
 }
 
