@@ -40,8 +40,10 @@ example: install
 
 test: all
 	scripts/check-go
-	ctest --test-dir $(BUILD) --output-on-failure --timeout 300; \
-	  status=$$?; scripts/report-skipped $(BUILD); exit $$status
+	{ ctest --test-dir $(BUILD) --output-on-failure --timeout 300; \
+	  echo $$? > $(BUILD)/ctest-status; } | tee $(BUILD)/ctest-output.txt
+	scripts/report-skipped $(BUILD) $(BUILD)/ctest-output.txt
+	exit $$(cat $(BUILD)/ctest-status)
 
 clean:
 	rm -rf $(BUILD)
