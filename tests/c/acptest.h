@@ -293,4 +293,22 @@ ACPT_API void acpt_allgather_u64(uint64_t v, uint64_t *out, size_t off)
     acp_sync(); /* nobody reuses the slots before everybody has read them */
 }
 
+/* The length of this process's region that starts at ga (a starter
+ * memory, a registration): the largest n for which ga + n - 1 has an
+ * address here; 0 when ga has none. */
+ACPT_API uint64_t acpt_region_size(acp_ga_t ga)
+{
+    if (acp_query_address(ga) == NULL)
+        return 0;
+    uint64_t lo = 1, hi = (uint64_t)1 << 36; /* lo addressable, hi not */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (acp_query_address(ga + mid - 1) != NULL)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 #endif /* ACPTEST_H */

@@ -22,21 +22,6 @@
 
 size_t iacp_starter_memory_size_cl = 8192;
 
-static uint64_t region_size(acp_ga_t ga)
-{
-    if (acp_query_address(ga) == NULL)
-        return 0;
-    uint64_t lo = 1, hi = (uint64_t)1 << 36; /* lo addressable, hi not */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (acp_query_address(ga + mid - 1) != NULL)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
     const char *e = getenv(name);
@@ -61,7 +46,7 @@ int main(int argc, char **argv)
     CHECK(dl > bl && (dl - bl) % 2 == 0, "the DL starter memory is segment 2 (BL 0x%" PRIx64 ", DL 0x%" PRIx64 ")", bl, dl);
     acp_ga_t cl = bl + (dl - bl) / 2;
     CHECK_INT(acp_query_rank(cl), me, "the CL starter memory is mine");
-    CHECK_INT(region_size(cl), want, "bytes of CL starter memory (%" PRIu64 "%s)", size,
+    CHECK_INT(acpt_region_size(cl), want, "bytes of CL starter memory (%" PRIu64 "%s)", size,
               shared ? " and the ring pool" : "");
 
     if (np > 1) {

@@ -20,23 +20,6 @@
 
 size_t iacp_starter_memory_size_dl = 65536;
 
-/* The length of the region that starts at ga: the largest n for which
- * ga + n - 1 is addressable. */
-static uint64_t region_size(acp_ga_t ga)
-{
-    if (acp_query_address(ga) == NULL)
-        return 0;
-    uint64_t lo = 1, hi = (uint64_t)1 << 36; /* lo addressable, hi not */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (acp_query_address(ga + mid - 1) != NULL)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 int main(int argc, char **argv)
 {
     acpt_init(&argc, &argv);
@@ -51,7 +34,7 @@ int main(int argc, char **argv)
     acp_ga_t dl = first - 96;
     acp_free(first);
     CHECK_INT(acp_query_rank(dl), me, "the DL starter memory is mine");
-    CHECK_INT(region_size(dl), size, "bytes of DL starter memory");
+    CHECK_INT(acpt_region_size(dl), size, "bytes of DL starter memory");
 
     const size_t all = size - 112;
     acp_ga_t big = acp_malloc(all, me);

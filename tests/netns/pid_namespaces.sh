@@ -12,6 +12,7 @@
 # Passes when every rank exits 0 and each reports that mix.
 # Exits 77 (skipped) when PID namespaces cannot be made (not root, no unshare).
 set -u
+. "$(dirname "$0")/mix.sh"
 prog=$1
 shift
 if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null 2>&1 ||
@@ -53,15 +54,7 @@ b=$!
 fail=0
 wait "$a" || { echo "pid_namespaces: a rank of namespace A failed"; fail=1; }
 wait "$b" || { echo "pid_namespaces: a rank of namespace B failed"; fail=1; }
-for r in 0 1 2 3; do
-	ns=A
-	[ "$r" -ge 2 ] && ns=B
-	sed "s/^/[pidns $ns rank $r] /" "$dir/out.$r"
-	sed "s/^/[pidns $ns rank $r] /" "$dir/err.$r" >&2
-	if ! grep -q 'transports: shm to 1 process(es), udp to 2 process(es)' "$dir/err.$r"; then
-		echo "pid_namespaces: FAIL: rank $r did not use shared memory within its PID namespace and UDP across"
-		fail=1
-	fi
-done
+namespace_of() { if [ "$1" -lt 2 ]; then echo "PID namespace A"; else echo "PID namespace B"; fi; }
+check_mix pid_namespaces "$dir" namespace_of || fail=1
 [ "$fail" -eq 0 ] && echo "pid_namespaces: ok: $(basename "$prog") in 2 PID namespaces x 2 ranks"
 exit "$fail"

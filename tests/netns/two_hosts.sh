@@ -9,6 +9,7 @@
 # Passes when every rank exits 0 and each reports that mix.
 # Exits 77 (skipped) when namespaces cannot be made (not root, no iproute2).
 set -u
+. "$(dirname "$0")/mix.sh"
 prog=$1
 shift
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v unshare >/dev/null 2>&1; then
@@ -69,13 +70,7 @@ for pid in $pids; do
 	fi
 	r=$(( r + 1 ))
 done
-for r in 0 1 2 3; do
-	sed "s/^/[host$(host_of $r) rank $r] /" "$dir/out.$r"
-	sed "s/^/[host$(host_of $r) rank $r] /" "$dir/err.$r" >&2
-	if ! grep -q 'transports: shm to 1 process(es), udp to 2 process(es)' "$dir/err.$r"; then
-		echo "two_hosts: FAIL: rank $r did not use shared memory on its host and UDP across"
-		fail=1
-	fi
-done
+host_name() { echo "host$(host_of "$1")"; }
+check_mix two_hosts "$dir" host_name || fail=1
 [ "$fail" -eq 0 ] && echo "two_hosts: ok: $(basename "$prog") on 2 hosts x 2 ranks"
 exit $fail
