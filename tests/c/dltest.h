@@ -45,6 +45,19 @@ ACPT_API void *dlt_read(acp_ga_t ga, size_t n)
     return dlt_buf;
 }
 
+/* The bytes of s (a key, a value: at most 128 of them) in my registered
+ * buffer, beyond what dlt_read uses, at the next of 128 places in turn, so
+ * that the key and the value of one call do not overlap. */
+ACPT_API acp_element_t dlt_bytes(const char *s)
+{
+    static int turn;
+    size_t off = 32768 + 128 * (size_t)(turn++ % 128);
+    size_t n = strlen(s);
+    memcpy(dlt_buf + off, s, n);
+    acp_element_t e = { dlt_bufga + off, n };
+    return e;
+}
+
 ACPT_API uint64_t dlt_word(acp_ga_t ga) { uint64_t w; memcpy(&w, dlt_read(ga, 8), 8); return w; }
 
 ACPT_API int dlt_int(acp_ga_t ga)

@@ -40,18 +40,6 @@ static const char *const kname[] = { "set", "multiset", "map" };
 
 /* ---- keys ------------------------------------------------------------------ */
 
-/* Bytes in my registered buffer (beyond what dlt_read uses), in turns so
- * that a key and a value of one call do not overlap. */
-static acp_element_t bytes(const char *s)
-{
-    static int turn;
-    size_t off = 32768 + 128 * (size_t)(turn++ % 128);
-    size_t n = strlen(s);
-    memcpy(dlt_buf + off, s, n);
-    acp_element_t e = { dlt_bufga + off, n };
-    return e;
-}
-
 /* ---- one interface for the three kinds ----------------------------------- */
 
 /* Handles and iterators of the three kinds have the same layout; the test
@@ -129,21 +117,21 @@ static acp_pair_t h_dereference(int k, hit it)
 }
 static hit h_find(int k, acp_set_t h, const char *key)
 {
-    acp_element_t e = bytes(key);
+    acp_element_t e = dlt_bytes(key);
     return BY_KIND(k, of_set_it(acp_find_set(h, e)), of_ms_it(acp_find_multiset(MS(h), e)), of_mp_it(acp_find_map(MP(h), e)));
 }
 static int h_insert(int k, acp_set_t h, const char *key, const char *val)
 {
-    acp_element_t e = bytes(key);
+    acp_element_t e = dlt_bytes(key);
     if (k == MAP) {
-        acp_pair_t p = { e, bytes(val) };
+        acp_pair_t p = { e, dlt_bytes(val) };
         return acp_insert_map(MP(h), p);
     }
     return k == SET ? acp_insert_set(h, e) : acp_insert_multiset(MS(h), e);
 }
 static void h_remove(int k, acp_set_t h, const char *key)
 {
-    acp_element_t e = bytes(key);
+    acp_element_t e = dlt_bytes(key);
     BY_KIND(k, acp_remove_set(h, e), acp_remove_multiset(MS(h), e), acp_remove_map(MP(h), e));
 }
 static void h_clear(int k, acp_set_t h) { BY_KIND(k, acp_clear_set(h), acp_clear_multiset(MS(h)), acp_clear_map(MP(h))); }
@@ -446,10 +434,10 @@ static void verify(struct model *m, const char *what)
                           what, e->key);
         }
         if (k == MSET)
-            CHECK_INT(acp_retrieve_multiset(MS(h), bytes(e->key)), e->count, "%s %s %s: retrieve %s", kn, mn, what, e->key);
+            CHECK_INT(acp_retrieve_multiset(MS(h), dlt_bytes(e->key)), e->count, "%s %s %s: retrieve %s", kn, mn, what, e->key);
         if (k == MAP) {
             memset(dlt_buf + 30000, 0, 32);
-            acp_pair_t q = { bytes(e->key), { dlt_bufga + 30000, 32 } };
+            acp_pair_t q = { dlt_bytes(e->key), { dlt_bufga + 30000, 32 } };
             size_t want = e->count ? strlen(e->val) : 0;
             CHECK_INT(acp_retrieve_map(MP(h), q), want, "%s %s %s: retrieve %s", kn, mn, what, e->key);
             if (want)
