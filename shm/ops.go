@@ -223,7 +223,7 @@ func (e *endpoint) queue(p *peer) {
 
 // ring tells p that our ring to it has records, and wakes it if it sleeps.
 func (e *endpoint) ring(p *peer) {
-	me := int(e.localIdx[e.me])
+	me := e.myLocal
 	word := (*uint64)(unsafe.Add(p.hdr, hdrPending+8*(me/64)))
 	if atomic.LoadUint64(word)&(1<<(me%64)) == 0 {
 		atomic.OrUint64(word, 1<<(me%64))

@@ -15,6 +15,8 @@ package shm
 import (
 	"encoding/binary"
 	"fmt"
+	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,9 +43,12 @@ func init() {
 var Settings = []core.Setting{
 	{Name: "shm-cma", Kind: core.KindUint, Default: "1", Max: 1,
 		Help: "1: reach memory registered by a peer on this host with process_vm_readv/writev; 0: ask the owner to serve such copies"},
-	{Name: "shm-ring-size", Kind: core.KindUint, Default: "65536", Min: minRingSize, Max: 1 << 26,
+	{Name: "shm-ring-size", Kind: core.KindUint, Default: strconv.Itoa(defaultRingSize), Min: minRingSize, Max: 1 << 26,
 		Help: "bytes of each message ring between two processes of one host"},
 }
+
+// defaultRingSize is --acp-shm-ring-size's default.
+const defaultRingSize = 65536
 
 // Address record: node id (16) | pid (4) | starter memfd (4) | ring memfd
 // (4) | ring size (4) | three starter sizes (24) | mirror slots (4) |
@@ -85,10 +90,15 @@ type endpoint struct {
 	offs     [core.NumStarters]uint64 // starter offsets in seg
 	mirror   mirror
 
-	book       core.AddressBook
-	localIdx   []int32 // physical peer → index among this host's processes, -1 elsewhere
-	locals     []int   // index among this host's processes → physical peer
+	// This host's processes, found at Connect. Only their address records
+	// are kept, and a bit per process of the job: in a job of a million
+	// processes the whole book would be 64 MB of every process's memory,
+	// for the few dozen it can ever reach.
+	local      []uint64 // bit p: physical peer p is on this host
+	locals     []int    // index among this host's processes → physical peer, ascending
+	localRecs  []byte   // their address records, in that order
 	localCount int
+	myLocal    int // our own index among them
 	peers      []atomic.Pointer[peer]
 
 	mu         sync.Mutex // producer side: rings we write, pending queues, ops
@@ -227,16 +237,16 @@ func (e *endpoint) Connect(book core.AddressBook, _ uint64) error {
 	if e.seg == nil {
 		return fmt.Errorf("the starter memory was not placed in shared memory")
 	}
-	e.book = book
-	e.localIdx = make([]int32, e.n)
+	e.local = make([]uint64, (e.n+63)/64)
 	for p := 0; p < e.n; p++ {
-		e.localIdx[p] = -1
 		if book.Present(p) && [16]byte(book.At(p)[:16]) == e.node && int32(le.Uint32(book.At(p)[20:])) >= 0 {
-			e.localIdx[p] = int32(e.localCount)
+			e.local[p/64] |= 1 << (p % 64)
 			e.locals = append(e.locals, p)
-			e.localCount++
+			e.localRecs = append(e.localRecs, book.At(p)...)
 		}
 	}
+	e.localCount = len(e.locals)
+	e.myLocal = e.localIndex(e.me)
 	if e.localCount > maxLocal {
 		return fmt.Errorf("%d processes on this host; shared memory serves at most %d (set ACP_TRANSPORTS=udp)", e.localCount, maxLocal)
 	}
@@ -258,7 +268,18 @@ func (e *endpoint) Connect(book core.AddressBook, _ uint64) error {
 func (e *endpoint) u32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&e.seg.mem[off])) }
 
 // Reaches implements core.Reacher: the processes of this host.
-func (e *endpoint) Reaches(p int) bool { return p != e.me && e.localIdx[p] >= 0 }
+func (e *endpoint) Reaches(p int) bool { return p != e.me && e.isLocal(p) }
+
+// isLocal reports whether physical peer p is on this host.
+func (e *endpoint) isLocal(p int) bool { return e.local != nil && e.local[p/64]&(1<<(p%64)) != 0 }
+
+// localIndex is physical peer p's index among this host's processes, or -1.
+func (e *endpoint) localIndex(p int) int {
+	if i := sort.SearchInts(e.locals, p); i < len(e.locals) && e.locals[i] == p {
+		return i
+	}
+	return -1
+}
 
 // peerOf returns a contacted peer, mapping its memory on first use.
 func (e *endpoint) peerOf(i int) (*peer, error) {
@@ -270,11 +291,12 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 	if p := e.peers[i].Load(); p != nil {
 		return p, nil
 	}
-	if e.localIdx[i] < 0 {
+	li := e.localIndex(i)
+	if li < 0 {
 		return nil, fmt.Errorf("process %d is not on this host", i)
 	}
-	rec := e.book.At(i)
-	p := &peer{idx: i, pid: int(le.Uint32(rec[16:])), localIdx: int(e.localIdx[i]), cmaOK: e.cma}
+	rec := e.localRecs[li*addressSize : (li+1)*addressSize]
+	p := &peer{idx: i, pid: int(le.Uint32(rec[16:])), localIdx: li, cmaOK: e.cma}
 	segFd, ringFd, ringSize := int(int32(le.Uint32(rec[20:]))), int(le.Uint32(rec[24:])), int(le.Uint32(rec[28:]))
 	off := uint64(hdrSize)
 	var offs [core.NumStarters]uint64
@@ -331,7 +353,7 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 	if p.rings, err = mapPeer(p.pid, ringFd, ringsSize); err != nil {
 		return nil, fmt.Errorf("rank %d: %v", e.host.PeerRank(i), err)
 	}
-	me := int(e.localIdx[e.me])
+	me := e.myLocal
 	p.out = newRing(p.rings[me*ringSize : (me+1)*ringSize])
 	e.peers[i].Store(p)
 	e.mu.Lock()
@@ -344,7 +366,7 @@ func (e *endpoint) peerOf(i int) (*peer, error) {
 func (e *endpoint) Map(i int, ga core.GA, n uint64) unsafe.Pointer {
 	p := e.peers[i].Load()
 	if p == nil {
-		if e.localIdx == nil || e.localIdx[i] < 0 {
+		if !e.isLocal(i) {
 			return nil
 		}
 		var err error

@@ -4,7 +4,7 @@ package main
 // so that acp_info describes the library as it is built.
 import (
 	"github.com/libacp/libacp/ib"
-	_ "github.com/libacp/libacp/shm"
+	"github.com/libacp/libacp/shm"
 	"github.com/libacp/libacp/udp"
 
 	"github.com/libacp/libacp/core"
@@ -12,6 +12,7 @@ import (
 
 // transportMemory are the transports that estimate their tables.
 var transportMemory = map[string]func(nprocs, contacted int) []core.MemoryItem{
+	"shm": shm.MemoryUse,
 	"udp": udp.MemoryUse,
 	"ib":  ib.MemoryUse,
 }
