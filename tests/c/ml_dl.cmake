@@ -117,3 +117,13 @@ if(TARGET t_dl_nodl AND ACPRUN)
   set_tests_properties(t_dl_nodl_np3_noheap PROPERTIES
     LABELS "c;dl;np3" TIMEOUT 80 ENVIRONMENT "ACP_VERBOSE=1;ACPT_EXPECT_HEAP=0")
 endif()
+
+# Every function of acp.h with adversarial arguments (t_garbage): error
+# values, canaries untouched, containers, channels and the workspace made
+# before still intact. Over one, two and three processes and UDP.
+add_executable(t_garbage t_garbage.c acptest.h dltest.h)
+target_link_libraries(t_garbage PRIVATE ACP::acp Threads::Threads)
+target_compile_options(t_garbage PRIVATE -Wall -Wextra)
+set_target_properties(t_garbage PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+acp_c_test(t_garbage SMEM 4096 NPS 1 2 3 UDP_NP 2 SINGLETON TIMEOUT 60
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
