@@ -450,6 +450,11 @@ func (a *Access) Lock(ga core.GA, what string) error {
 		if old == 0 {
 			return nil
 		}
+		if old > uint64(a.e.Procs()) {
+			// Holders write their rank + 1: this word is no lock, and
+			// waiting for it to become 0 would wait for ever.
+			return fmt.Errorf("%s: the lock word %#x holds %#x, which names no rank: it is no lock (is the handle intact?)", what, uint64(ga), old)
+		}
 		if !reported && time.Since(start) > lockWaitReport {
 			a.e.Logf(1, "data library: waiting for %s (lock word %#x held by rank %d) for %v", what, uint64(ga), int64(old)-1, lockWaitReport)
 			reported = true
