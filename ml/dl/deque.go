@@ -21,14 +21,11 @@ type DequeIt struct {
 type dqCB struct{ body, off, size, cap uint64 }
 
 func readDeque(a *heap.Access, d Deque) (dqCB, error) {
-	if d.GA == core.GANull {
-		return dqCB{}, errNull("deque")
-	}
-	w, err := a.Words(d.GA, 4)
+	w, err := block(a, "deque", d.GA, 4)
 	if err != nil {
 		return dqCB{}, err
 	}
-	cb := dqCB{w[0], w[1], w[2], w[3]}
+	cb := dqCB{w[1], w[2], w[3], w[4]}
 	if cb.size > cb.cap || cb.cap > heap.MaxSize || (cb.cap != 0 && (cb.body == 0 || cb.off >= cb.cap)) {
 		return dqCB{}, fmt.Errorf("%#x is not a deque (offset %d, size %d, capacity %d, body %#x)", uint64(d.GA), cb.off, cb.size, cb.cap, cb.body)
 	}

@@ -97,6 +97,40 @@ func errNull(what string) error {
 	return fmt.Errorf("the %s is ACP_GA_NULL (its creation failed?)", what)
 }
 
+// block reads the n words at ga of a container's block (a control block,
+// a list element, a directory), after checking that ga is the start of an
+// allocated heap block that holds them: its header word comes with the
+// same read. Containers live in the data-library heaps, so a GA of other
+// registered memory, of a freed block or of the middle of a block is
+// refused before its bytes are taken for links or sizes.
+func block(a *heap.Access, what string, ga core.GA, n int) ([]uint64, error) {
+	if ga == core.GANull {
+		return nil, errNull(what)
+	}
+	if err := inHeap(a, what, ga); err != nil {
+		return nil, err
+	}
+	w, err := a.Words(ga-8, n+1)
+	if err != nil {
+		return nil, err
+	}
+	if room, ok := heap.BlockBytes(w[0]); !ok || room < 8*uint64(n) {
+		return nil, fmt.Errorf("%#x is no %s: its heap block header is %#x, not an allocated block of %d bytes or more (freed, or not a block's start?)",
+			uint64(ga), what, w[0], 8*n)
+	}
+	return w, nil
+}
+
+// inHeap checks that ga lies in a data-library heap (some rank's
+// data-library starter memory), where every container block is.
+func inHeap(a *heap.Access, what string, ga core.GA) error {
+	e := a.Engine()
+	if e.QueryRank(ga) < 0 || e.Layout().Seg(ga) != core.SegStarterDL {
+		return fmt.Errorf("%#x is no %s: it is not in a data-library heap (containers are made by acp_create_*)", uint64(ga), what)
+	}
+	return nil
+}
+
 // ErrDifferent reports iterators of two containers where one is needed.
 var ErrDifferent = errors.New("the iterators belong to different containers")
 

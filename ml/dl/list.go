@@ -27,15 +27,13 @@ const elemHeader = 24
 type listCB struct{ head, tail, count uint64 }
 
 func readList(a *heap.Access, l List) (listCB, error) {
-	if l.GA == core.GANull {
-		return listCB{}, errNull("list")
-	}
-	w, err := a.Words(l.GA, 3)
+	w, err := block(a, "list", l.GA, 3)
 	if err != nil {
 		return listCB{}, err
 	}
-	cb := listCB{w[0], w[1], w[2]}
-	if cb.head == 0 || cb.tail == 0 || (cb.count == 0) != (cb.head == uint64(l.GA)) {
+	cb := listCB{w[1], w[2], w[3]}
+	empty := cb.count == 0
+	if cb.head == 0 || cb.tail == 0 || empty != (cb.head == uint64(l.GA)) || empty != (cb.tail == uint64(l.GA)) || cb.count > maxElems {
 		return listCB{}, fmt.Errorf("%#x is not a list (head %#x, tail %#x, count %d)", uint64(l.GA), cb.head, cb.tail, cb.count)
 	}
 	return cb, nil
@@ -48,15 +46,23 @@ type node struct {
 	size       uint64
 }
 
+// maxElems is more elements than any heap holds (each takes a block of
+// at least 40 bytes): a larger count is no list's.
+const maxElems = heap.MaxSize / 40
+
+// readNode reads the element at ga and checks that the value size it
+// claims fits its heap block: a GA that is no element must not lend its
+// words as links, nor a size to read or copy.
 func readNode(a *heap.Access, ga core.GA) (node, error) {
-	if ga == core.GANull {
-		return node{}, errors.New("element GA is ACP_GA_NULL")
-	}
-	w, err := a.Words(ga, 3)
+	w, err := block(a, "list element", ga, 3)
 	if err != nil {
 		return node{}, err
 	}
-	return node{ga, core.GA(w[0]), core.GA(w[1]), w[2]}, nil
+	n := node{ga, core.GA(w[1]), core.GA(w[2]), w[3]}
+	if room, _ := heap.BlockBytes(w[0]); n.size > room-elemHeader {
+		return node{}, fmt.Errorf("%#x is no list element: it claims %d value bytes, its heap block holds %d", uint64(ga), n.size, room-elemHeader)
+	}
+	return n, nil
 }
 
 func (n node) value() Element { return Element{n.ga + elemHeader, n.size} }
@@ -291,15 +297,16 @@ func (lb *Library) InsertRangeList(it, start, end ListIt) (ListIt, error) {
 		if err != nil || len(ns) == 0 {
 			return err
 		}
-		first, last, err := copyChain(a, ns)
-		if err != nil {
-			return err
-		}
+		// The destination first: a bad one must not cost the copies.
 		cb, err := readList(a, it.List)
 		if err != nil {
 			return err
 		}
 		prev, err := prevOf(a, it.List, cb, it.Elem)
+		if err != nil {
+			return err
+		}
+		first, last, err := copyChain(a, ns)
 		if err != nil {
 			return err
 		}
@@ -632,6 +639,15 @@ func (lb *Library) SpliceList(it1, it2 ListIt) error {
 
 // splice moves the k elements first..last of list src before it.
 func splice(a *heap.Access, it ListIt, src List, first, last core.GA, k uint64) error {
+	// The destination is checked before anything moves: a bad one must
+	// not leave the elements unlinked from src and linked nowhere.
+	dcb, err := readList(a, it.List)
+	if err != nil {
+		return err
+	}
+	if _, err := prevOf(a, it.List, dcb, it.Elem); err != nil {
+		return err
+	}
 	scb, err := readList(a, src)
 	if err != nil {
 		return err
@@ -649,8 +665,8 @@ func splice(a *heap.Access, it ListIt, src List, first, last core.GA, k uint64) 
 	if err := unlink(a, src, scb, f, ln, k); err != nil {
 		return err
 	}
-	dcb, err := readList(a, it.List)
-	if err != nil {
+	// Read again: the source may be the destination.
+	if dcb, err = readList(a, it.List); err != nil {
 		return err
 	}
 	prev, err := prevOf(a, it.List, dcb, it.Elem)

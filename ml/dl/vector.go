@@ -20,14 +20,11 @@ type VectorIt struct {
 type vecCB struct{ body, size, cap uint64 }
 
 func readVec(a *heap.Access, v Vector) (vecCB, error) {
-	if v.GA == core.GANull {
-		return vecCB{}, errNull("vector")
-	}
-	w, err := a.Words(v.GA, 3)
+	w, err := block(a, "vector", v.GA, 3)
 	if err != nil {
 		return vecCB{}, err
 	}
-	cb := vecCB{w[0], w[1], w[2]}
+	cb := vecCB{w[1], w[2], w[3]}
 	if cb.size > cb.cap || cb.cap > heap.MaxSize || (cb.cap != 0 && cb.body == 0) {
 		return vecCB{}, fmt.Errorf("%#x is not a vector (size %d, capacity %d, body %#x)", uint64(v.GA), cb.size, cb.cap, cb.body)
 	}
