@@ -101,12 +101,12 @@ func directory(a *heap.Access, h Hashed) ([]core.GA, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
-	w, err := a.Words(h.GA, int(h.NumRanks))
+	w, err := block(a, "container", h.GA, int(h.NumRanks))
 	if err != nil {
 		return nil, err
 	}
-	dir := make([]core.GA, len(w))
-	for i, v := range w {
+	dir := make([]core.GA, h.NumRanks)
+	for i, v := range w[1:] {
 		if v == 0 {
 			return nil, fmt.Errorf("directory entry %d of %#x is ACP_GA_NULL (not a container?)", i, uint64(h.GA))
 		}
@@ -116,6 +116,47 @@ func directory(a *heap.Access, h Hashed) ([]core.GA, error) {
 }
 
 func slotGA(table core.GA, s int) core.GA { return table + core.GA(slotBytes*s) }
+
+// fits checks that table t, whose heap block header is header, holds the
+// handle's num_slots slots: a handle whose num_slots is larger than its
+// container's would take the words after the table for slots, lock them
+// and write them.
+func (h Hashed) fits(t core.GA, header uint64) error {
+	if room, ok := heap.BlockBytes(header); !ok || room < slotBytes*h.NumSlots {
+		return fmt.Errorf("%#x is no table of %d slots (heap block header %#x): num_slots is not the container's (is the handle intact?)",
+			uint64(t), h.NumSlots, header)
+	}
+	return nil
+}
+
+// table checks table t before one of its slots is used.
+func (h Hashed) table(a *heap.Access, t core.GA) error {
+	if err := inHeap(a, "hash table", t); err != nil {
+		return err
+	}
+	w, err := a.Word(t - 8)
+	if err != nil {
+		return err
+	}
+	return h.fits(t, w)
+}
+
+// slotWords reads the headers of n slots of table t from slot s; from
+// slot 0 the read starts one word earlier, at the table's heap block
+// header, which is checked with it.
+func (h Hashed) slotWords(a *heap.Access, t core.GA, s, n uint64) ([]uint64, error) {
+	if s > 0 {
+		return a.Words(slotGA(t, int(s)), int(4*n))
+	}
+	if err := inHeap(a, "hash table", t); err != nil {
+		return nil, err
+	}
+	w, err := a.Words(t-8, int(4*n)+1)
+	if err != nil {
+		return nil, err
+	}
+	return w[1:], h.fits(t, w[0])
+}
 
 // hnode is an element header as read, with its heap block's header word.
 type hnode struct {
@@ -144,7 +185,7 @@ func readHnode(a *heap.Access, ga core.GA) (hnode, error) {
 	// Every element is at least 32 bytes (a set's 24-byte header and a key
 	// of at least one byte, rounded), so four words can always be read,
 	// and the heap block's header before them.
-	w, err := a.Words(ga-8, 5)
+	w, err := block(a, "hash element", ga, 4)
 	if err != nil {
 		return hnode{}, err
 	}
@@ -343,7 +384,7 @@ const scanChunk = 256
 func scanTable(a *heap.Access, h Hashed, t core.GA, from int, fn func(s int) (stop bool, err error)) error {
 	for s := uint64(from); s < h.NumSlots; {
 		n := min(scanChunk, h.NumSlots-s)
-		w, err := a.Words(slotGA(t, int(s)), int(4*n))
+		w, err := h.slotWords(a, t, s, n)
 		if err != nil {
 			return err
 		}
@@ -426,7 +467,7 @@ func (l *Library) SizeHashed(h Hashed, local bool) (n uint64, err error) {
 			}
 			for s := uint64(0); s < h.NumSlots; {
 				c := min(scanChunk, h.NumSlots-s)
-				w, err := a.Words(slotGA(t, int(s)), int(4*c))
+				w, err := h.slotWords(a, t, s, c)
 				if err != nil {
 					return err
 				}
@@ -564,6 +605,9 @@ func (l *Library) IncrementHashedIt(it HashedIt) (HashedIt, error) {
 		if err != nil {
 			return err
 		}
+		if err := h.table(a, dir[it.Rank]); err != nil {
+			return err
+		}
 		sga := slotGA(dir[it.Rank], it.Slot)
 		var next core.GA
 		err = withSlot(a, sga, func() error {
@@ -618,7 +662,7 @@ func (h Hashed) slotOf(a *heap.Access, dir []core.GA, key blob) (i, s int, sga c
 		return 0, 0, core.GANull, fmt.Errorf("reading the key {%#x, %d}: %w", uint64(key.ga), key.n, err)
 	}
 	i, s = h.place(x)
-	return i, s, slotGA(dir[i], s), nil
+	return i, s, slotGA(dir[i], s), h.table(a, dir[i])
 }
 
 // FindHashed is acp_find_set etc.
@@ -775,13 +819,21 @@ func (l *Library) RetrieveMultiset(h Hashed, key Element) (n uint64, err error) 
 }
 
 // RetrieveMap is acp_retrieve_map: copies at most out.Size bytes of the
-// key's value to out.GA and returns the value's full length (0 if absent).
+// key's value to out.GA and returns the value's full length (0 if absent,
+// and 0 when the output cannot take the value: the caller must not believe
+// it got one).
 func (l *Library) RetrieveMap(h Hashed, key, out Element) (n uint64, err error) {
 	err = l.retrieve(KindMap, h, key, func(a *heap.Access, _ HashedIt, nd hnode) error {
+		if _, err := callerBytes(a, "the output", out); err != nil {
+			return err
+		}
 		n = KindMap.valLen(nd)
 		return a.Copy(out.GA, KindMap.keyGA(nd)+core.GA(nd.w3), min(n, out.Size))
 	})
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // retrieve finds key's element and, when there is one, calls fn with it
@@ -876,12 +928,33 @@ func (l *Library) transferHashed(k Kind, h1, h2 Hashed, local, empty bool) error
 		return nil
 	}
 	return l.call(func(a *heap.Access) error {
-		dir1, err := directory(a, h1)
+		dirs, err := shapes(a, h1, h2)
 		if err != nil {
 			return err
 		}
-		return k.take(a, h2, local, empty, func(es []entry) error { return k.insertAll(a, h1, dir1, es) })
+		return k.take(a, h2, local, empty, func(es []entry) error { return k.insertAll(a, h1, dirs[0], es) })
 	})
+}
+
+// shapes reads the directories of containers and checks every table
+// against its handle, before a call that moves entries between them
+// changes anything: a move or an assign must not empty one container
+// into another that turns out not to be one (or not of that shape).
+func shapes(a *heap.Access, hs ...Hashed) ([][]core.GA, error) {
+	dirs := make([][]core.GA, len(hs))
+	for i, h := range hs {
+		dir, err := directory(a, h)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range dir {
+			if err := h.table(a, t); err != nil {
+				return nil, err
+			}
+		}
+		dirs[i] = dir
+	}
+	return dirs, nil
 }
 
 // AssignHashed is acp_assign_set etc.: h1 is cleared, then h2 merged in.
@@ -892,14 +965,14 @@ func (l *Library) AssignHashed(k Kind, h1, h2 Hashed, local bool) error {
 		return nil
 	}
 	return l.call(func(a *heap.Access) error {
-		dir1, err := directory(a, h1)
+		dirs, err := shapes(a, h1, h2)
 		if err != nil {
 			return err
 		}
 		if err := k.clear(a, h1, local); err != nil {
 			return err
 		}
-		return k.take(a, h2, local, false, func(es []entry) error { return k.insertAll(a, h1, dir1, es) })
+		return k.take(a, h2, local, false, func(es []entry) error { return k.insertAll(a, h1, dirs[0], es) })
 	})
 }
 
@@ -910,14 +983,11 @@ func (l *Library) SwapHashed(k Kind, h1, h2 Hashed) error {
 		return nil
 	}
 	return l.call(func(a *heap.Access) error {
-		dir1, err := directory(a, h1)
+		dirs, err := shapes(a, h1, h2)
 		if err != nil {
 			return err
 		}
-		dir2, err := directory(a, h2)
-		if err != nil {
-			return err
-		}
+		dir1, dir2 := dirs[0], dirs[1]
 		var e1, e2 []entry
 		if err := k.take(a, h1, false, true, func(es []entry) error { e1 = append(e1, es...); return nil }); err != nil {
 			return err
