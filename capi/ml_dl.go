@@ -784,33 +784,34 @@ func goacpdl_dereference_list_it(li, e C.acp_ga_t, out *C.acp_element_t) {
 	out.ga, out.size = C.acp_ga_t(v.GA), C.size_t(v.Size)
 }
 
-// goacpdl_list_order is acp_merge_list (l2 != 0) and acp_sort_list; comp
-// is the program's comparator, called through acpdl_call_comp.
+// goacpdl_list_order is acp_merge_list (merge != 0) and acp_sort_list;
+// comp is the program's comparator, called through acpdl_call_comp. merge
+// says which, not l2: a merge with a NULL list must fail, not sort l1.
 //
 //export goacpdl_list_order
-func goacpdl_list_order(l1, l2 C.acp_ga_t, comp unsafe.Pointer) {
-	name := "acp_sort_list"
-	if l2 != 0 {
-		name = "acp_merge_list"
+func goacpdl_list_order(merge C.int, l1, l2 C.acp_ga_t, comp unsafe.Pointer) {
+	name, call := "acp_sort_list", "acp_sort_list("+hexGA(l1)+")"
+	if merge != 0 {
+		name, call = "acp_merge_list", "acp_merge_list("+hexGA(l1)+", "+hexGA(l2)+")"
 	}
 	l := dlFor(name)
 	if l == nil {
 		return
 	}
 	if comp == nil {
-		dlFailed(l, name, errNoComparator)
+		dlFailed(l, call, errNoComparator)
 		return
 	}
 	cmp := func(x, y dl.Element) int {
 		return int(C.acpdl_call_comp(comp, C.acp_ga_t(x.GA), C.size_t(x.Size), C.acp_ga_t(y.GA), C.size_t(y.Size)))
 	}
 	var err error
-	if l2 != 0 {
+	if merge != 0 {
 		err = l.MergeList(lst(l1), lst(l2), cmp)
 	} else {
 		err = l.SortList(lst(l1), cmp)
 	}
-	dlFailed(l, name+"("+hexGA(l1)+", "+hexGA(l2)+")", err)
+	dlFailed(l, call, err)
 }
 
 var errNoComparator = wsError("the comparison function is NULL")

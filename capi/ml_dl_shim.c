@@ -223,11 +223,11 @@ acp_element_t acp_dereference_list_it(acp_list_it_t it)
 }
 void acp_merge_list(acp_list_t list1, acp_list_t list2, int (*comp)(const acp_element_t elem1, const acp_element_t elem2))
 {
-    goacpdl_list_order(list1.ga, list2.ga, (void *)comp);
+    goacpdl_list_order(1, list1.ga, list2.ga, (void *)comp);
 }
 void acp_sort_list(acp_list_t list, int (*comp)(const acp_element_t elem1, const acp_element_t elem2))
 {
-    goacpdl_list_order(list.ga, 0, (void *)comp);
+    goacpdl_list_order(0, list.ga, 0, (void *)comp);
 }
 
 /* ---- set, multiset, map ------------------------------------------------ */
