@@ -533,8 +533,9 @@ void acp_free(acp_ga_t ga);
  * makes a vector that holds size (uninitialised) bytes. Capacity grows to
  * exactly the bytes needed, rounded up to 8. Insert and erase return the
  * iterator they were given; acp_erase_range_vector returns end when the
- * range is empty or spans two vectors. acp_at_vector and
- * acp_dereference_vector_it return ACP_GA_NULL outside the vector.
+ * range is empty or spans two vectors. acp_at_vector returns ACP_GA_NULL
+ * outside the vector, acp_dereference_vector_it for a negative index only
+ * (body + index otherwise, as in the original).
  */
 void acp_assign_vector(acp_vector_t vector1, acp_vector_t vector2);
 void acp_assign_range_vector(acp_vector_t vector, acp_vector_it_t start, acp_vector_it_t end);
