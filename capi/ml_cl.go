@@ -38,9 +38,9 @@ type clLib struct {
 
 var (
 	clState  atomic.Pointer[clLib]
-	chans    handles[ch.Channel]
-	requests handles[ch.Request]
-	segbufs  handles[segbuf.Segbuf]
+	chans    = handles[ch.Channel]{kind: 1}
+	requests = handles[ch.Request]{kind: 2}
+	segbufs  = handles[segbuf.Segbuf]{kind: 3}
 
 	// freeing maps a free request to its channel's handle, which goes
 	// away when the free is waited for.
@@ -178,9 +178,9 @@ func badHandle(what string, h C.uintptr_t) string {
 	case h == 0:
 		return what + " is NULL"
 	case what == "request":
-		return "not a live request (waited for already, from before acp_reset, or never posted)"
+		return "not a live request (waited for already, from before acp_reset, never posted, or a handle of another kind)"
 	}
-	return "not a live " + what + " (freed already, from before acp_reset, or never created)"
+	return "not a live " + what + " (freed already, from before acp_reset, never created, or a handle of another kind)"
 }
 
 //export goacp_nbsend_ch
@@ -506,13 +506,23 @@ func goacp_free_segbuf(h C.uintptr_t) C.int {
 // ---- handles ---------------------------------------------------------------
 
 // handles maps Go objects to the integers C holds: slot index + 1 in the
-// low 32 bits, the slot's generation in the high 32. A slot's generation
-// changes whenever its object goes, so stale handles are refused.
+// low 32 bits, the slot's generation in the next 24 and the table's kind
+// in bits 56..62. A slot's generation changes whenever its object goes,
+// so stale handles are refused; the kind keeps a live handle of one table
+// (a segmented buffer) from naming a live object of another (a channel),
+// whose slots are numbered alike. Bit 63 stays clear: handles with it are
+// the C fast path's requests (chfast.h).
 type handles[T any] struct {
+	kind  uint64
 	mu    sync.Mutex
 	slots []handleSlot[T]
 	free  []uint32
 }
+
+const (
+	genBits   = 24
+	kindShift = 56
+)
 
 type handleSlot[T any] struct {
 	gen uint32
@@ -531,17 +541,17 @@ func (t *handles[T]) put(v *T) C.uintptr_t {
 		i = uint32(len(t.slots) - 1)
 	}
 	t.slots[i].v = v
-	return C.uintptr_t(uint64(t.slots[i].gen)<<32 | uint64(i+1))
+	return C.uintptr_t(t.kind<<kindShift | uint64(t.slots[i].gen)<<32 | uint64(i+1))
 }
 
 // index finds a live slot; called with t.mu held.
 func (t *handles[T]) index(h C.uintptr_t) (uint32, bool) {
 	i := uint64(h) & math.MaxUint32
-	if i == 0 || i > uint64(len(t.slots)) {
+	if i == 0 || i > uint64(len(t.slots)) || uint64(h)>>kindShift != t.kind {
 		return 0, false
 	}
 	s := &t.slots[i-1]
-	return uint32(i - 1), s.v != nil && s.gen == uint32(uint64(h)>>32)
+	return uint32(i - 1), s.v != nil && uint64(s.gen) == uint64(h)>>32&(1<<genBits-1)
 }
 
 func (t *handles[T]) get(h C.uintptr_t) *T {
@@ -577,9 +587,7 @@ func (t *handles[T]) del(h C.uintptr_t) {
 func (t *handles[T]) releaseLocked(i uint32) {
 	s := &t.slots[i]
 	s.v = nil
-	// Generations stay below 2^31: handles with bit 63 are the C fast
-	// path's requests (chfast.h).
-	if s.gen++; s.gen >= 1<<31 {
+	if s.gen++; s.gen >= 1<<genBits {
 		s.gen = 1
 	}
 	t.free = append(t.free, i)
