@@ -174,8 +174,9 @@ out:
 
 uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
 {
-    if ((buf == NULL && size > 0) || (uintptr_t)buf + size < (uintptr_t)buf)
-        return 0;
+    if ((buf == NULL && size > 0) || (uintptr_t)buf + size < (uintptr_t)buf ||
+        (uintptr_t)buf + size > ACPCH_ADDRESS_LIMIT)
+        return 0; /* Go says why */
     char *f = lock_channel(ch);
     if (f == NULL)
         return 0;

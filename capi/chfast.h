@@ -56,6 +56,9 @@
  * says so (ml/ch movsbMin, RingCopyByMovsb). */
 #define ACPCH_MOVSB_MIN   512
 
+/* Buffers reaching past this address are refused (ml/ch AddressLimit). */
+#define ACPCH_ADDRESS_LIMIT 0x200000000000000
+
 /* Channels whose handle index (low 32 bits) is below this have a fast block. */
 #define ACPCH_MAX_CHANNELS 65536
 

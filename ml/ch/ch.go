@@ -312,13 +312,19 @@ func (c *Channel) post(op opKind, buf unsafe.Pointer, size uint64) (*Request, er
 	if buf == nil && size > 0 {
 		return nil, fmt.Errorf("buffer is NULL with size %d", size)
 	}
-	if size > 0 && uintptr(buf)+uintptr(size) < uintptr(buf) {
-		return nil, fmt.Errorf("buffer %p + %d wraps around the address space", buf, size)
+	if size > 0 && (uintptr(buf)+uintptr(size) < uintptr(buf) || uint64(uintptr(buf))+size > AddressLimit) {
+		return nil, fmt.Errorf("buffer %p + %d reaches past the address space (no process maps memory from %#x on)", buf, size, uint64(AddressLimit))
 	}
 	r := reuse.Take(&c.spare)
 	r.c, r.op, r.buf, r.size = c, op, buf, size
 	return r, nil
 }
+
+// AddressLimit is above every address a process can map (user space ends
+// at 2^47 on x86-64, 2^56 with five-level paging, 2^52 on arm64): a buffer
+// reaching past it is a garbage size, whose bytes a send would read until
+// the process faulted.
+const AddressLimit = 1 << 57
 
 // maxSpareRequests bounds the requests a channel keeps for reuse (112
 // bytes each, and only as many as were in use at once): a window of

@@ -611,6 +611,13 @@ func TestBadInput(t *testing.T) {
 			if _, err := c.Send(nil, 8); err == nil {
 				return fmt.Errorf("send of 8 bytes from NULL succeeded")
 			}
+			// Past any address a process maps: the send read until it
+			// faulted.
+			for _, n := range []uint64{1 << 63, ch.AddressLimit} {
+				if _, err := c.Send(ptr(b), n); err == nil {
+					return fmt.Errorf("send of %d bytes from %p succeeded", n, ptr(b))
+				}
+			}
 			q, err := c.Send(nil, 0)
 			if err != nil {
 				return err

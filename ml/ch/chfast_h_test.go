@@ -30,6 +30,7 @@ func TestChfastHeaderMatches(t *testing.T) {
 		"ACPCH_SLOT_SIZE": slotSize, "ACPCH_SLOT_COUNT": slotCount, "ACPCH_HEADER_SIZE": headerSize,
 		"ACPCH_KIND_FIRST": slotFirst, "ACPCH_KIND_NEXT": slotNext, "ACPCH_KIND_ORDERED": kindOrdered,
 		"ACPCH_EAGER_MAX": eagerMax, "ACPCH_MAX_SLOTS": maxFillSlots, "ACPCH_MOVSB_MIN": movsbMin,
+		"ACPCH_ADDRESS_LIMIT": AddressLimit,
 	}
 	for name, v := range want {
 		got, ok := defs[name]
