@@ -693,6 +693,9 @@ func (e *Engine) QueryGA(key GA, p unsafe.Pointer) (GA, error) {
 
 // QueryAddress returns the local pointer for a GA of this process.
 func (e *Engine) QueryAddress(ga GA) (unsafe.Pointer, error) {
+	if e.layout.Rank(ga) < 0 {
+		return nil, e.badGA("the", ga) // not another rank's: no rank's
+	}
 	p, r, st := e.regs.Acquire(ga, 1)
 	if st != StatusOK {
 		return nil, e.accessErr(st, ga, 1, -1)
