@@ -304,7 +304,7 @@ func goacpdl_at_vector(v C.acp_ga_t, index C.int, deref C.int) C.acp_ga_t {
 	return C.acp_ga_t(g)
 }
 
-var vectorQueryNames = [...]string{"acp_size_vector", "acp_capacity_vector", "acp_empty_vector"}
+var vectorQueryNames = [...]string{"acp_size_vector", "acp_capacity_vector", "acp_empty_vector", "acp_end_vector"}
 
 //export goacpdl_vector_query
 func goacpdl_vector_query(op C.int, v C.acp_ga_t) C.size_t {
@@ -316,7 +316,7 @@ func goacpdl_vector_query(op C.int, v C.acp_ga_t) C.size_t {
 	var n uint64
 	var err error
 	switch op {
-	case 0, 2:
+	case 0, 2, 3:
 		n, err = l.SizeVector(dl.Vector{GA: ga(v)})
 	case 1:
 		n, err = l.CapacityVector(dl.Vector{GA: ga(v)})
@@ -452,7 +452,7 @@ func goacpdl_at_deque(d C.acp_ga_t, index C.int) C.acp_ga_t {
 	return C.acp_ga_t(g)
 }
 
-var dequeQueryNames = [...]string{"acp_size_deque", "acp_capacity_deque", "acp_empty_deque"}
+var dequeQueryNames = [...]string{"acp_size_deque", "acp_capacity_deque", "acp_empty_deque", "acp_end_deque"}
 
 //export goacpdl_deque_query
 func goacpdl_deque_query(op C.int, d C.acp_ga_t) C.size_t {
@@ -464,7 +464,7 @@ func goacpdl_deque_query(op C.int, d C.acp_ga_t) C.size_t {
 	var n uint64
 	var err error
 	switch op {
-	case 0, 2:
+	case 0, 2, 3:
 		n, err = l.SizeDeque(dl.Deque{GA: ga(d)})
 	case 1:
 		n, err = l.CapacityDeque(dl.Deque{GA: ga(d)})
@@ -705,15 +705,14 @@ func goacpdl_list_range(op C.int, li, e, sl, se, el, ee C.acp_ga_t) C.acp_ga_t {
 	return C.acp_ga_t(res.Elem)
 }
 
-// goacpdl_list_step is acp_erase_list (op 0) and the iterator moves (op 1,
-// n steps); it returns the new iterator's element.
+var listStepNames = [...]string{"acp_erase_list", "acp_advance_list_it", "acp_increment_list_it", "acp_decrement_list_it"}
+
+// goacpdl_list_step is acp_erase_list (op 0) and the iterator moves (ops
+// 1..3, n steps); it returns the new iterator's element.
 //
 //export goacpdl_list_step
 func goacpdl_list_step(op C.int, li, e C.acp_ga_t, n C.int) C.acp_ga_t {
-	name := "acp_erase_list"
-	if op == 1 {
-		name = "acp_advance_list_it"
-	}
+	name := listStepNames[op]
 	l := dlFor(name)
 	if l == nil {
 		if op == 0 {
@@ -728,7 +727,11 @@ func goacpdl_list_step(op C.int, li, e C.acp_ga_t, n C.int) C.acp_ga_t {
 	} else {
 		it, err = l.AdvanceListIt(lit(li, e), int(n))
 	}
-	dlFailed(l, name+"("+hexGA(li)+", "+hexGA(e)+", "+u(n)+")", err)
+	args := hexGA(li) + ", " + hexGA(e)
+	if op == 1 {
+		args += ", " + u(n)
+	}
+	dlFailed(l, name+"("+args+")", err)
 	return C.acp_ga_t(it.Elem)
 }
 

@@ -74,7 +74,7 @@ acp_ga_t acp_dereference_vector_it(acp_vector_it_t it) { return goacpdl_at_vecto
 acp_vector_it_t acp_begin_vector(acp_vector_t vector) { acp_vector_it_t it = { vector, 0 }; return it; }
 acp_vector_it_t acp_end_vector(acp_vector_t vector)
 {
-    acp_vector_it_t it = { vector, (int)goacpdl_vector_query(0, vector.ga) };
+    acp_vector_it_t it = { vector, (int)goacpdl_vector_query(3, vector.ga) };
     return it;
 }
 size_t acp_size_vector(acp_vector_t vector) { return goacpdl_vector_query(0, vector.ga); }
@@ -116,7 +116,7 @@ acp_ga_t acp_at_deque(acp_deque_t deque, int index) { return goacpdl_at_deque(de
 acp_deque_it_t acp_begin_deque(acp_deque_t deque) { acp_deque_it_t it = { deque, 0 }; return it; }
 acp_deque_it_t acp_end_deque(acp_deque_t deque)
 {
-    acp_deque_it_t it = { deque, (int)goacpdl_deque_query(0, deque.ga) };
+    acp_deque_it_t it = { deque, (int)goacpdl_deque_query(3, deque.ga) };
     return it;
 }
 size_t acp_size_deque(acp_deque_t deque) { return goacpdl_deque_query(0, deque.ga); }
@@ -193,8 +193,8 @@ void acp_splice_list(acp_list_it_t it1, acp_list_it_t it2)
 }
 acp_list_it_t acp_erase_list(acp_list_it_t it) { return list_it(it.list, goacpdl_list_step(0, it.list.ga, it.elem, 0)); }
 acp_list_it_t acp_advance_list_it(acp_list_it_t it, int n) { return list_it(it.list, goacpdl_list_step(1, it.list.ga, it.elem, n)); }
-acp_list_it_t acp_increment_list_it(acp_list_it_t it) { return list_it(it.list, goacpdl_list_step(1, it.list.ga, it.elem, 1)); }
-acp_list_it_t acp_decrement_list_it(acp_list_it_t it) { return list_it(it.list, goacpdl_list_step(1, it.list.ga, it.elem, -1)); }
+acp_list_it_t acp_increment_list_it(acp_list_it_t it) { return list_it(it.list, goacpdl_list_step(2, it.list.ga, it.elem, 1)); }
+acp_list_it_t acp_decrement_list_it(acp_list_it_t it) { return list_it(it.list, goacpdl_list_step(3, it.list.ga, it.elem, -1)); }
 int acp_distance_list_it(acp_list_it_t first, acp_list_it_t last)
 {
     return (int)goacpdl_list_distance(first.list.ga, first.elem, last.list.ga, last.elem);
