@@ -54,6 +54,9 @@ const maxElems = heap.MaxSize / 40
 // claims fits its heap block: a GA that is no element must not lend its
 // words as links, nor a size to read or copy.
 func readNode(a *heap.Access, ga core.GA) (node, error) {
+	if ga == core.GANull {
+		return node{}, errors.New("the element GA is ACP_GA_NULL")
+	}
 	w, err := block(a, "list element", ga, 3)
 	if err != nil {
 		return node{}, err
