@@ -31,6 +31,13 @@ int acpdl_program_starter_size(size_t *size)
     return 1;
 }
 
+/* ---- iterator arithmetic ------------------------------------------------ */
+
+/* Index steps wrap around instead of overflowing an int (undefined in C):
+ * garbage indices stay garbage, nothing worse. */
+static int index_add(int i, int n) { return (int)((unsigned)i + (unsigned)n); }
+static int index_sub(int i, int n) { return (int)((unsigned)i - (unsigned)n); }
+
 /* ---- list comparator --------------------------------------------------- */
 
 typedef int (*acpdl_comp_t)(const acp_element_t, const acp_element_t);
@@ -101,8 +108,8 @@ acp_vector_it_t acp_insert_range_vector(acp_vector_it_t it, acp_vector_it_t star
     return it;
 }
 void acp_push_back_vector(acp_vector_t vector, const acp_ga_t ga, size_t size) { goacpdl_push_vector(vector.ga, ga, size); }
-acp_vector_it_t acp_advance_vector_it(acp_vector_it_t it, int n) { it.index += n; return it; }
-int acp_distance_vector_it(acp_vector_it_t first, acp_vector_it_t last) { return last.index - first.index; }
+acp_vector_it_t acp_advance_vector_it(acp_vector_it_t it, int n) { it.index = index_add(it.index, n); return it; }
+int acp_distance_vector_it(acp_vector_it_t first, acp_vector_it_t last) { return index_sub(last.index, first.index); }
 
 /* ---- deque ------------------------------------------------------------- */
 
@@ -144,8 +151,8 @@ acp_deque_it_t acp_insert_range_deque(acp_deque_it_t it, acp_deque_it_t start, a
 }
 void acp_push_back_deque(acp_deque_t deque, const acp_ga_t ga, size_t size) { goacpdl_push_deque(deque.ga, ga, size, 0); }
 void acp_push_front_deque(acp_deque_t deque, const acp_ga_t ga, size_t size) { goacpdl_push_deque(deque.ga, ga, size, 1); }
-acp_deque_it_t acp_advance_deque_it(acp_deque_it_t it, int n) { it.index += n; return it; }
-int acp_distance_deque_it(acp_deque_it_t first, acp_deque_it_t last) { return last.index - first.index; }
+acp_deque_it_t acp_advance_deque_it(acp_deque_it_t it, int n) { it.index = index_add(it.index, n); return it; }
+int acp_distance_deque_it(acp_deque_it_t first, acp_deque_it_t last) { return index_sub(last.index, first.index); }
 acp_pair_t acp_dereference_deque_it(acp_deque_it_t it, size_t size)
 {
     acp_pair_t p = { { 0, 0 }, { 0, 0 } };
