@@ -25,11 +25,13 @@
  *
  * Calls whose misbehaviour is the caller's C-level fault and cannot be
  * detected are left out: pointers to memory smaller than the size given
- * with them (acp_register_memory(buf, 2^47), acp_waitall_ch with more
- * entries than the array has, acp_create_set with more ranks than the
- * array has), and container handles that are live containers of another
- * kind or freed ones that were allocated again (layouts are the
- * original's, byte for byte: they carry no type).
+ * with them (2^47 bytes from a small buffer for acp_register_memory,
+ * channels and segmented buffers: the address space has room for them;
+ * acp_waitall_ch with more entries than the array has, acp_create_set
+ * with more ranks than the array has), container handles that are live
+ * containers of another kind or freed ones that were allocated again
+ * (layouts are the original's, byte for byte: they carry no type), and
+ * acp_abort, which ends the process.
  *
  * A watchdog turns a hang into a failure that names the call.
  *
