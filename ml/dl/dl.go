@@ -44,7 +44,10 @@ func Start(e *core.Engine) (*Library, error) {
 }
 
 // Stop releases the scratch memory. No call may be in progress.
-func (l *Library) Stop() { l.scratch.Close() }
+func (l *Library) Stop() {
+	l.scratch.Close()
+	tableRooms.forgetEngine(l.e)
+}
 
 // Engine is the basic layer the library runs on.
 func (l *Library) Engine() *core.Engine { return l.e }

@@ -115,3 +115,41 @@ func TestHashedHandlesOfAnotherShapeAreRefused(t *testing.T) {
 		assert.Equal(t, uint64(1), n, "the sets after the refused calls")
 	}
 }
+
+// A table's size is read once per process and remembered; a handle that
+// asks for more slots than remembered reads it again (the address may now
+// hold a larger table), and is refused only by what it reads.
+func TestTableSizesAreRememberedAndReadAgainWhenTooSmall(t *testing.T) {
+	w, ls, _, gas := libs(t, 2)
+	l, e := ls[0], w.Engines[0]
+	h, err := l.CreateHashed(dl.KindSet, 0, nil, 64, 1)
+	require.NoError(t, err)
+	tables, err := l.Tables(h)
+	require.NoError(t, err)
+	key := dl.Element{GA: gas[0], Size: 4}
+	_, err = l.InsertHashed(dl.KindSet, h, key, dl.Element{})
+	require.NoError(t, err)
+	remembered := 0
+	for _, tb := range tables {
+		if room, ok := dl.TableRoom(e, tb); ok {
+			remembered++
+			assert.GreaterOrEqual(t, room, uint64(64*32))
+		}
+	}
+	require.Equal(t, 1, remembered, "a keyed call remembers the table it used")
+
+	for _, tb := range tables {
+		dl.RememberTableRoom(e, tb, 32) // one slot: stale
+	}
+	it, err := l.FindHashed(dl.KindSet, h, key)
+	require.NoError(t, err, "the handle's 64 slots are more than remembered: read again")
+	assert.NotEqual(t, core.GANull, it.Elem)
+	_, err = l.InsertHashed(dl.KindSet, dl.Hashed{GA: h.GA, NumRanks: h.NumRanks, NumSlots: 65}, dl.Element{GA: gas[0] + 4, Size: 4}, dl.Element{})
+	assert.ErrorContains(t, err, "num_slots is not the container's", "remembered or read, 65 slots do not fit")
+
+	require.NoError(t, l.DestroyHashed(dl.KindSet, h))
+	for _, tb := range tables {
+		_, ok := dl.TableRoom(e, tb)
+		assert.False(t, ok, "a destroyed container's tables are forgotten")
+	}
+}

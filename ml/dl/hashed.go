@@ -129,16 +129,81 @@ func (h Hashed) fits(t core.GA, header uint64) error {
 	return nil
 }
 
-// table checks table t before one of its slots is used.
+// table checks table t before one of its slots is used. The table's
+// heap block header is read once per process (tableRooms) while it is
+// large enough for the handles that come: over a network the read is a
+// round trip, and a keyed call makes few.
 func (h Hashed) table(a *heap.Access, t core.GA) error {
 	if err := inHeap(a, "hash table", t); err != nil {
 		return err
+	}
+	k := tableKey{a.Engine(), t}
+	if room, ok := tableRooms.get(k); ok && room >= slotBytes*h.NumSlots {
+		return nil
 	}
 	w, err := a.Word(t - 8)
 	if err != nil {
 		return err
 	}
+	if room, ok := heap.BlockBytes(w); ok {
+		tableRooms.put(k, room)
+	}
 	return h.fits(t, w)
+}
+
+// tableRooms remembers the block sizes of hash tables read by this
+// process. A table keeps its block while its container lives, so only a
+// handle of another shape is refused by a fresh read; a handle that asks
+// for more slots than remembered reads again (a new table may have taken
+// the address of a freed one). A container destroyed elsewhere may leave
+// a size that is too large, which lets through what a handle of the
+// destroyed container would do anyway. Bounded: cleared when full.
+var tableRooms = roomCache{m: map[tableKey]uint64{}}
+
+const maxTableRooms = 4096
+
+type tableKey struct {
+	e *core.Engine
+	t core.GA
+}
+
+type roomCache struct {
+	mu sync.Mutex
+	m  map[tableKey]uint64
+}
+
+func (c *roomCache) get(k tableKey) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room, ok := c.m[k]
+	return room, ok
+}
+
+func (c *roomCache) put(k tableKey, room uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxTableRooms {
+		clear(c.m)
+	}
+	c.m[k] = room
+}
+
+// forgetEngine drops what e's library learnt: it stops (finalize, or
+// acp_reset, which empties every heap).
+func (c *roomCache) forgetEngine(e *core.Engine) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if k.e == e {
+			delete(c.m, k)
+		}
+	}
+}
+
+func (c *roomCache) forget(k tableKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
 }
 
 // slotWords reads the headers of n slots of table t from slot s; from
@@ -445,6 +510,7 @@ func (l *Library) DestroyHashed(k Kind, h Hashed) error {
 			return err
 		}
 		for _, t := range dir {
+			tableRooms.forget(tableKey{a.Engine(), t})
 			free(a, t)
 		}
 		free(a, h.GA)
