@@ -66,8 +66,18 @@ c-wrapper)
 	"$prefix/bin/acpcc" -c "$consumer/ring.c" -o ring.o
 	"$prefix/bin/acpcc" ring.o -o ring_from_object
 	run_ring ./ring_from_object
-	# CC chooses the compiler.
+	# CC chooses the compiler; CC=acpcc (as build systems are told) is
+	# the wrapper itself, not a compiler to run again for ever.
 	CC="gcc -std=c11" "$prefix/bin/acpcc" -show -c x.c | grep -q '^gcc -std=c11 ' || fail "acpcc ignores CC"
+	CC=$prefix/bin/acpcc timeout 20 "$prefix/bin/acpcc" -c "$consumer/ring.c" -o ring_cc.o ||
+		fail "CC=acpcc acpcc -c ring.c failed or ran acpcc again and again (status $?)"
+	# The original ACP's -ndev DEVICE is accepted and left out.
+	"$prefix/bin/acpcc" -ndev udp "$consumer/ring.c" -o ring_ndev || fail "acpcc -ndev udp failed"
+	"$prefix/bin/acpcc" -show -ndev ib -c x.c | grep -q -e -ndev -e ' ib ' && fail "acpcc passes -ndev ib to the compiler"
+	# -static cannot link the shared-only libacp: say so, not "cannot find -lacp".
+	"$prefix/bin/acpcc" -static "$consumer/ring.c" -o ring_static 2>static.err && fail "acpcc -static linked"
+	grep -q "shared library only" static.err || fail "acpcc -static says: $(cat static.err)"
+	"$prefix/bin/acpcc" -static -c "$consumer/ring.c" -o ring_static.o || fail "acpcc -static -c failed"
 	;;
 cxx-wrapper)
 	"$prefix/bin/acpcxx" -show -O2 -I"$consumer" "$consumer/ring.cpp" -o ring
@@ -80,6 +90,8 @@ fortran-wrapper)
 	"$prefix/bin/acpfc" -Wall -O2 "$consumer/ring.f90" -o ring
 	run_ring ./ring
 	FC=false "$prefix/bin/acpfc" -show x.f90 | grep -q '^false ' || fail "acpfc ignores FC"
+	FC=acpfc PATH=$prefix/bin:$PATH timeout 20 "$prefix/bin/acpfc" -c "$consumer/ring.f90" -o ring_fc.o ||
+		fail "FC=acpfc acpfc -c ring.f90 failed or ran acpfc again and again (status $?)"
 	;;
 fortran-pkgconfig)
 	export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
