@@ -5,7 +5,8 @@
 # with nothing but the environment the module set (cc ring.c -lacp: CPATH
 # and LIBRARY_PATH; pkg-config; CMake through CMAKE_PREFIX_PATH) and run it
 # with the acprun and the libacp that PATH and LD_LIBRARY_PATH find. Also
-# checks ACP_ROOT, MANPATH, and that unloading restores the environment.
+# checks ACP_ROOT, MANPATH, that loading twice or another version never
+# loads two, and that unloading restores the environment.
 #
 # Debian's lmod and environment-modules packages conflict, so at most one
 # of them is installed. The other is taken from its Debian package,
@@ -81,6 +82,7 @@ $init
 cd "$work"
 prefix=\$(cd "$prefix" && pwd -P)
 fail() { echo "modules $system: FAIL: \$*"; exit 1; }
+loaded_acps() { echo "\${LOADEDMODULES:-}" | tr : '\\n' | grep -c '^acp/' || true; }
 
 module use "$prefix/share/modulefiles"
 module load acp
@@ -107,6 +109,18 @@ cat ring.out
 # CMAKE_PREFIX_PATH: find_package(ACP) with no hint.
 cmake -S "$src/tests/consumer" -B build -DACP_CONSUMER_FORTRAN=OFF >cmake.log 2>&1 || { cat cmake.log; fail "find_package(ACP) with the module's CMAKE_PREFIX_PATH failed"; }
 grep "Found ACP" cmake.log
+
+# Loading it again changes nothing; another version of acp replaces it
+# (Lmod) or is refused (Environment Modules: conflict), never joins it.
+module load acp
+[ "\$(loaded_acps)" -eq 1 ] || fail "module load acp twice: LOADEDMODULES=\$LOADEDMODULES"
+mkdir -p other/acp
+for file in "\$prefix"/share/modulefiles/acp/*; do
+	cp "\$file" "other/acp/\$(basename "\$file" | sed 's/^[0-9.]*[0-9]/9.9.9/')"
+done
+module use "$work/other"
+module load acp/9.9.9 >other.out 2>&1 || true
+[ "\$(loaded_acps)" -eq 1 ] || fail "acp/9.9.9 loaded beside the first: LOADEDMODULES=\$LOADEDMODULES"
 
 module unload acp
 [ -z "\${ACP_ROOT:-}" ] || fail "ACP_ROOT is still set after module unload acp"
