@@ -3,31 +3,33 @@
 # pages so that each function has its own name: `man acp_cas8` shows
 # acp_atomic(3). Registers the lint test man_pages_lint.
 
-# acp_man_links(<page> <name>...): man/<page> also answers to each <name>
-# (in the same section).
-set(ACP_MAN_PAGES)
+set(ACP_MAN_PAGES
+  acp.7
+  acprun.1 acp_info.1 acpcc.1
+  acp_init.3 acp_register_memory.3 acp_copy.3 acp_atomic.3 acp_complete.3 acp_fortran.3
+  acp_segbuf.3 acp_ch.3 acp_ws.3 acp_malloc.3 acp_vector.3 acp_deque.3 acp_list.3 acp_set.3)
+
+# Each name in a page's NAME section other than the page's own gets a
+# link: the NAME line is the one list of what a page documents, and
+# whatis reads the same line.
 set(ACP_MAN_LINK_FILES)
-function(acp_man_links page)
-  string(REGEX REPLACE "^.*\\.([0-9])$" "\\1" section ${page})
-  foreach(name ${ARGN})
+foreach(page ${ACP_MAN_PAGES})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/${page})
+  file(READ ${CMAKE_SOURCE_DIR}/man/${page} text)
+  if(NOT text MATCHES "\n\\.SH NAME\n([^\n]*) \\\\- ")
+    message(FATAL_ERROR "man/${page}: no \"name, name \\- what\" line after .SH NAME")
+  endif()
+  string(REPLACE ", " ";" names "${CMAKE_MATCH_1}")
+  string(REGEX REPLACE "^(.*)\\.([0-9])$" "\\1;\\2" page_name_section ${page})
+  list(GET page_name_section 0 page_name)
+  list(GET page_name_section 1 section)
+  list(REMOVE_ITEM names ${page_name})
+  foreach(name ${names})
     set(link ${CMAKE_BINARY_DIR}/man/man${section}/${name}.${section})
     file(CONFIGURE OUTPUT ${link} CONTENT ".so man${section}/${page}\n")
     list(APPEND ACP_MAN_LINK_FILES ${link})
   endforeach()
-  set(ACP_MAN_LINK_FILES ${ACP_MAN_LINK_FILES} PARENT_SCOPE)
-endfunction()
-
-set(ACP_MAN_PAGES
-  acp.7
-  acprun.1 acp_info.1 acpcc.1
-  acp_init.3 acp_register_memory.3 acp_copy.3 acp_atomic.3 acp_complete.3 acp_fortran.3)
-acp_man_links(acpcc.1 acpcxx acpfc)
-acp_man_links(acp_init.3 acp_finalize acp_reset acp_abort acp_sync acp_rank acp_procs)
-acp_man_links(acp_register_memory.3 acp_unregister_memory acp_query_starter_ga acp_query_ga
-  acp_query_address acp_query_rank acp_query_color acp_colors)
-acp_man_links(acp_atomic.3 acp_cas4 acp_cas8 acp_swap4 acp_swap8 acp_add4 acp_add8
-  acp_xor4 acp_xor8 acp_or4 acp_or8 acp_and4 acp_and8)
-acp_man_links(acp_complete.3 acp_inquire)
+endforeach()
 
 foreach(page ${ACP_MAN_PAGES})
   string(REGEX REPLACE "^.*\\.([0-9])$" "\\1" section ${page})

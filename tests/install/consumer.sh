@@ -162,6 +162,12 @@ man)
 	MANPATH=$prefix/share/man man -w acp_cas8 | grep -q "^$prefix/share/man/man3/acp_" ||
 		fail "man -w acp_cas8 is $(MANPATH=$prefix/share/man man -w acp_cas8)"
 	MANPATH=$prefix/share/man man acp_cas8 | col -b | grep -q "compare" || fail "man acp_cas8 does not show acp_atomic(3)"
+	# Every function of acp.h has a page under its own name.
+	missing=
+	for name in $(sed -n 's/^[a-z][a-z_0-9]*[ *][ *]*\(acp_[a-z_0-9]*\)(.*/\1/p' "$prefix/include/acp.h" | sort -u); do
+		[ -f "$prefix/share/man/man3/$name.3" ] || missing="$missing $name"
+	done
+	[ -z "$missing" ] || fail "functions of acp.h without a page in $prefix/share/man/man3:$missing"
 	echo "consumer man: every page and link resolves"
 	;;
 *)
