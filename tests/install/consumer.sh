@@ -71,6 +71,8 @@ c-wrapper)
 	CC="gcc -std=c11" "$prefix/bin/acpcc" -show -c x.c | grep -q '^gcc -std=c11 ' || fail "acpcc ignores CC"
 	CC=$prefix/bin/acpcc timeout 20 "$prefix/bin/acpcc" -c "$consumer/ring.c" -o ring_cc.o ||
 		fail "CC=acpcc acpcc -c ring.c failed or ran acpcc again and again (status $?)"
+	# Without a file nothing is linked: acpcc -v asks the compiler's version.
+	"$prefix/bin/acpcc" -v >version.out 2>&1 || fail "acpcc -v failed: $(tail -n 3 version.out)"
 	# The original ACP's -ndev DEVICE is accepted and left out.
 	"$prefix/bin/acpcc" -ndev udp "$consumer/ring.c" -o ring_ndev || fail "acpcc -ndev udp failed"
 	"$prefix/bin/acpcc" -show -ndev ib -c x.c | grep -q -e -ndev -e ' ib ' && fail "acpcc passes -ndev ib to the compiler"
