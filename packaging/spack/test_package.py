@@ -11,6 +11,8 @@ those resources.
 """
 
 import ast
+import base64
+import hashlib
 import pathlib
 import re
 import sys
@@ -185,6 +187,22 @@ class RecipeTest(unittest.TestCase):
         )
         names = [r.kwargs.get("name") for r in resources]
         self.assertEqual(len(names), len(set(names)), "resource names must be unique")
+
+    def test_go_mod_resources_have_go_sum_hashes(self):
+        # go.sum's hash of a go.mod file is base64(sha256("<sha256 hex>  go.mod\n")),
+        # so each .mod resource's sha256 can be checked against it without a download.
+        h1 = {}
+        for line in (ROOT / "go.sum").read_text().splitlines():
+            fields = line.split()
+            if len(fields) == 3 and fields[1].endswith("/go.mod"):
+                h1[update_go_resources.resource_url(fields[0], fields[1][: -len("/go.mod")], "mod")] = fields[2]
+        for r in self.named("resource"):
+            url, sha256 = r.kwargs.get("url"), r.kwargs.get("sha256") or ""
+            if url not in h1:
+                continue
+            line = "{0}  go.mod\n".format(sha256).encode()
+            got = "h1:" + base64.b64encode(hashlib.sha256(line).digest()).decode()
+            self.assertEqual(got, h1[url], "resource {0}: its sha256 is not the file go.sum names".format(url))
 
     def test_build_environment(self):
         method = self.methods.get("setup_build_environment")
