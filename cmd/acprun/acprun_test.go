@@ -154,50 +154,101 @@ func TestDebugOutput(t *testing.T) {
 	assert.NotContains(t, r.stderr, "ACP_JOB_KEY")
 }
 
-func TestSIGINTIsForwarded(t *testing.T) {
-	cmd := exec.Command(acprunPath, "-np", "3", "sh", "-c",
-		`trap 'echo "rank $ACP_MYRANK got INT"; exit 0' INT; echo ready; while :; do sleep 0.05; done`)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	defer func() {
-		_ = cmd.Process.Kill()
-		<-done
-	}()
+// job is an acprun run in the background whose ranks' output lines the
+// test reads one by one.
+type job struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr bytes.Buffer
+}
 
-	lines := make(chan string, 16)
+// startJob starts acprun -np np sh -c script and waits until every rank
+// printed "ready".
+func startJob(t *testing.T, np int, script string) *job {
+	t.Helper()
+	j := &job{t: t, cmd: exec.Command(acprunPath, "-np", strconv.Itoa(np), "sh", "-c", script), lines: make(chan string, 16)}
+	out, err := j.cmd.StdoutPipe()
+	require.NoError(t, err)
+	j.cmd.Stderr = &j.stderr
+	require.NoError(t, j.cmd.Start())
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		_ = j.cmd.Process.Kill()
+		<-done
+	})
 	go func() {
 		defer close(done)
 		s := bufio.NewScanner(out)
 		for s.Scan() {
-			lines <- s.Text()
+			j.lines <- s.Text()
 		}
-		close(lines)
+		close(j.lines)
 	}()
-	next := func() string {
-		select {
-		case l := <-lines:
-			return l
-		case <-time.After(5 * time.Second):
-			t.Fatal("no output from the ranks")
-		}
-		return ""
+	for range np {
+		require.Equal(t, "ready", j.next())
 	}
-	for range 3 {
-		require.Equal(t, "ready", next())
+	return j
+}
+
+func (j *job) next() string {
+	j.t.Helper()
+	select {
+	case l := <-j.lines:
+		return l
+	case <-time.After(5 * time.Second):
+		j.t.Fatal("no output from the ranks")
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	return ""
+}
+
+// wait waits for acprun, at most limit.
+func (j *job) wait(limit time.Duration) *os.ProcessState {
+	j.t.Helper()
+	t := time.AfterFunc(limit, func() { _ = j.cmd.Process.Kill() })
+	defer t.Stop()
+	_ = j.cmd.Wait()
+	return j.cmd.ProcessState
+}
+
+func TestSIGINTIsForwarded(t *testing.T) {
+	j := startJob(t, 3, `trap 'echo "rank $ACP_MYRANK got INT"; exit 0' INT; echo ready; while :; do sleep 0.05; done`)
+	require.NoError(t, j.cmd.Process.Signal(syscall.SIGINT))
 	var got []string
 	for range 3 {
-		got = append(got, next())
+		got = append(got, j.next())
 	}
 	assert.ElementsMatch(t, []string{"rank 0 got INT", "rank 1 got INT", "rank 2 got INT"}, got)
-	err = cmd.Wait()
-	require.Error(t, err)
-	assert.Equal(t, 128+int(syscall.SIGINT), cmd.ProcessState.ExitCode(), stderr.String())
+	ws := j.wait(10 * time.Second).Sys().(syscall.WaitStatus)
+	assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGINT, "acprun must end by SIGINT, not %v (%s)", ws, j.stderr.String())
+}
+
+// A shell goes on with a script after a command that exited with status
+// 130 on Ctrl-C (it takes the command to have handled SIGINT), and stops it
+// only after a command killed by SIGINT: acprun ends by the signal that
+// stopped the job.
+func TestEndsByTheSignalThatStoppedTheJob(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			j := startJob(t, 2, `echo ready; exec sleep 30`)
+			start := time.Now()
+			require.NoError(t, j.cmd.Process.Signal(sig))
+			ws := j.wait(10 * time.Second).Sys().(syscall.WaitStatus)
+			assert.True(t, ws.Signaled(), "acprun exited with status %d instead of ending by %v (%s)", ws.ExitStatus(), sig, j.stderr.String())
+			assert.Equal(t, sig, ws.Signal())
+			assert.Less(t, time.Since(start), killGrace, "the ranks end by the signal at once")
+		})
+	}
+}
+
+func TestUSR1AndUSR2ArePassedOn(t *testing.T) {
+	j := startJob(t, 2, `trap 'echo "rank $ACP_MYRANK got USR1"' USR1; trap 'echo "rank $ACP_MYRANK got USR2"; exit 0' USR2; echo ready; while :; do sleep 0.05; done`)
+	require.NoError(t, j.cmd.Process.Signal(syscall.SIGUSR1))
+	assert.ElementsMatch(t, []string{"rank 0 got USR1", "rank 1 got USR1"}, []string{j.next(), j.next()}, "the job goes on")
+	require.NoError(t, j.cmd.Process.Signal(syscall.SIGUSR2))
+	assert.ElementsMatch(t, []string{"rank 0 got USR2", "rank 1 got USR2"}, []string{j.next(), j.next()})
+	st := j.wait(10 * time.Second)
+	assert.Equal(t, 0, st.ExitCode(), "%v: %s", st, j.stderr.String())
 }
 
 func TestRankEnvironment(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,7 +71,18 @@ type launcher struct {
 	decided bool // the job's outcome is known; later failures change nothing
 	status  int
 	killing bool // SIGKILL is scheduled
+	// stoppedBy is the signal that stopped the job, 0 if none: acprun
+	// ends by it too.
+	stoppedBy syscall.Signal
 }
+
+// stoppingSignals end the job: acprun passes them on to the ranks, waits
+// for them, and ends by the same signal.
+var stoppingSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// passedSignals are passed on to the ranks and the job goes on, as mpirun
+// does, for programs that take them as a request (say, to checkpoint).
+var passedSignals = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2}
 
 func (l *launcher) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "acprun: "+format+"\n", args...)
@@ -82,27 +94,27 @@ func (l *launcher) debugf(format string, args ...any) {
 	}
 }
 
-// launch runs the job and returns acprun's exit status.
-func launch(c *config) int {
+// launch runs the job and returns how acprun ends.
+func launch(c *config) outcome {
 	l := &launcher{cfg: c, exited: make([]bool, c.np), codes: make([]int, c.np), lost: make([]bool, c.np),
 		events: make(chan event, 4*c.np+2), pendingLost: -1}
 	path, err := exec.LookPath(c.argv[0])
 	if err != nil {
 		l.logf("cannot execute %s: %v", c.argv[0], unwrapExec(err))
-		return exitNoExec
+		return outcome{status: exitNoExec}
 	}
 
 	cpus, threadBind, err := bindCPUs(c)
 	if err != nil {
 		l.logf("%v", err)
-		return exitUsage
+		return outcome{status: exitUsage}
 	}
 
 	key := boot.NewKey()
 	srv, err := boot.NewServer(c.np, key)
 	if err != nil {
 		l.logf("%v", err)
-		return exitFailure
+		return outcome{status: exitFailure}
 	}
 	// The hooks only post events: the main loop owns all state.
 	srv.Start(boot.Hooks{
@@ -115,7 +127,7 @@ func launch(c *config) int {
 	defer srv.Close()
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, append(slices.Clip(stoppingSignals), passedSignals...)...)
 	defer signal.Stop(sigs)
 
 	env := jobEnv(os.Environ(), c, srv.Addr(), key)
@@ -133,7 +145,7 @@ func launch(c *config) int {
 			l.signalled(sig.(syscall.Signal))
 		}
 	}
-	return l.status
+	return outcome{status: l.status, signal: l.stoppedBy}
 }
 
 // bindText says how a rank was placed, for --debug.
@@ -262,21 +274,36 @@ func (l *launcher) decide(status int) {
 	}
 }
 
-// signalled forwards SIGINT, SIGTERM or SIGHUP to the ranks; acprun then
-// exits with 128+sig once they are gone. A second signal kills at once.
+// signalled passes a signal on to the ranks. SIGINT, SIGTERM or SIGHUP
+// stop the job: acprun ends by the same signal once the ranks are gone,
+// and a second one kills them at once. SIGUSR1 and SIGUSR2 only reach them.
 func (l *launcher) signalled(sig syscall.Signal) {
-	if l.decided {
+	switch {
+	case slices.Contains(passedSignals, os.Signal(sig)):
+		l.debugf("got %v; passing it on to the ranks", sig)
+		l.send(sig)
+	case l.decided:
 		l.stop(syscall.SIGKILL)
-		return
+	default:
+		l.debugf("got %v; forwarding it to the ranks", sig)
+		l.decide(128 + int(sig))
+		l.stoppedBy = sig
+		l.stop(sig)
 	}
-	l.debugf("got %v; forwarding it to the ranks", sig)
-	l.decide(128 + int(sig))
-	l.stop(sig)
 }
 
 // stop sends sig to every running rank and what it started; unless sig is
 // SIGKILL, SIGKILL follows after killGrace.
 func (l *launcher) stop(sig syscall.Signal) {
+	l.send(sig)
+	if sig != syscall.SIGKILL && !l.killing {
+		l.killing = true
+		time.AfterFunc(killGrace, func() { l.events <- event{kind: killNow} })
+	}
+}
+
+// send sends sig to every running rank and the processes below it.
+func (l *launcher) send(sig syscall.Signal) {
 	var running []*os.Process
 	var pids []int
 	for r, cmd := range l.cmds {
@@ -294,10 +321,6 @@ func (l *launcher) stop(sig syscall.Signal) {
 	}
 	for _, p := range below {
 		_ = syscall.Kill(p, sig)
-	}
-	if sig != syscall.SIGKILL && !l.killing {
-		l.killing = true
-		time.AfterFunc(killGrace, func() { l.events <- event{kind: killNow} })
 	}
 }
 

@@ -12,28 +12,41 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "devel"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	end := run(os.Args[1:], os.Stdout, os.Stderr)
+	if end.signal != 0 {
+		dieBy(end.signal)
+	}
+	os.Exit(end.status)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// outcome is how acprun ends: killed by signal when it is set (a signal
+// that stopped the job), otherwise, or if that signal is ignored, with
+// status.
+type outcome struct {
+	status int
+	signal syscall.Signal
+}
+
+func run(args []string, stdout, stderr io.Writer) outcome {
 	c, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "acprun: %v\n", err)
-		return exitUsage
+		return outcome{status: exitUsage}
 	}
 	switch {
 	case c.help:
 		printUsage(stdout)
-		return 0
+		return outcome{}
 	case c.version:
 		fmt.Fprintf(stdout, "acprun (libacp) %s, for ACP 3.0 programs\n", version)
-		return 0
+		return outcome{}
 	}
 	return launch(c)
 }

@@ -79,3 +79,13 @@ func descendants(roots []int) []int {
 	}
 	return out
 }
+
+// dieBy ends acprun by sig, as a command that does not catch the signal
+// ends, so that whoever waits for it sees it killed by sig: a shell stops
+// a script on Ctrl-C only when the command it waited for was killed by
+// SIGINT, and went on with the next command after acprun's exit status
+// 130. acprun no longer catches sig once launch returned, so the default
+// action applies; it returns only if sig was ignored when acprun started.
+func dieBy(sig syscall.Signal) {
+	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), sig)
+}

@@ -61,6 +61,8 @@ Sizes accept 0x hex. Starter sizes, and any other ACP_* variable, may also
 come from acprun's environment; options win.
 
 Exit status: the first failing rank's status (128+s if it was killed by
-signal s), 124 on --timeout, 128+s if acprun got signal s (it forwards it),
-127 if the program cannot be executed, 2 for a bad command line.
+signal s), 124 on --timeout, 127 if the program cannot be executed, 2 for a
+bad command line. SIGINT, SIGTERM and SIGHUP stop the job: acprun passes
+the signal on to the ranks and ends by it too; SIGUSR1 and SIGUSR2 are
+passed on and the job goes on.
 `
