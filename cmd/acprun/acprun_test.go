@@ -125,6 +125,31 @@ func TestCannotExecute(t *testing.T) {
 	assert.Contains(t, r.stderr, "permission denied")
 }
 
+// The kernel says "no such file or directory" of a script whose #! line
+// names a missing interpreter, and of a program built for a system whose
+// dynamic loader this one lacks: acprun names what is missing.
+func TestMissingInterpreterIsNamed(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script")
+	require.NoError(t, os.WriteFile(script, []byte("#!/no/such/interpreter -e\necho hi\n"), 0o755))
+	r := acprun(t, 10*time.Second, nil, "", "-np", "2", script)
+	assert.Equal(t, 127, r.status)
+	assert.Equal(t, "acprun: cannot execute "+script+": its interpreter /no/such/interpreter, named on its #! line, was not found\n", r.stderr)
+
+	b, err := os.ReadFile("/bin/true")
+	require.NoError(t, err)
+	loader := []byte("/lib64/ld-linux-x86-64.so.2")
+	i := bytes.Index(b, loader)
+	if i < 0 {
+		t.Skip("/bin/true names no /lib64/ld-linux-x86-64.so.2 to replace")
+	}
+	copy(b[i:], "/lib64/ld-nowhere-x86-64.so")
+	foreign := filepath.Join(t.TempDir(), "foreign")
+	require.NoError(t, os.WriteFile(foreign, b, 0o755))
+	r = acprun(t, 10*time.Second, nil, "", foreign)
+	assert.Equal(t, 127, r.status)
+	assert.Equal(t, "acprun: cannot execute "+foreign+": its dynamic loader /lib64/ld-nowhere-x86-64.so was not found (was it built for another system?)\n", r.stderr)
+}
+
 func TestCommandLineErrors(t *testing.T) {
 	r := acprun(t, 10*time.Second, nil, "", "-np", "2", "--acp-nosuch", "1", "true")
 	assert.Equal(t, 2, r.status)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,7 +179,7 @@ func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool
 			cmd.Stdin = os.Stdin // the others read /dev/null
 		}
 		if err := startRank(cmd, pin); err != nil {
-			l.logf("cannot execute %s: %v", l.cfg.argv[0], unwrapExec(err))
+			l.logf("cannot execute %s: %v", l.cfg.argv[0], execFailure(path, err))
 			l.decide(exitNoExec)
 			l.stop(syscall.SIGKILL)
 			return
@@ -333,17 +332,4 @@ func describeSettings(env []string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-// unwrapExec drops exec's repetition of the program name.
-func unwrapExec(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	return err
 }
