@@ -150,6 +150,19 @@ func TestMissingInterpreterIsNamed(t *testing.T) {
 	assert.Equal(t, "acprun: cannot execute "+foreign+": its dynamic loader /lib64/ld-nowhere-x86-64.so was not found (was it built for another system?)\n", r.stderr)
 }
 
+// A program found through a relative entry of $PATH runs, as in the shell.
+func TestProgramInRelativePathEntry(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "acprun-test-prog"), []byte("#!/bin/sh\necho \"rank $ACP_MYRANK ran\"\n"), 0o755))
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+	rel, err := filepath.Rel(cwd, dir)
+	require.NoError(t, err)
+	r := acprun(t, 10*time.Second, []string{"PATH=" + rel + ":" + os.Getenv("PATH")}, "", "-np", "2", "acprun-test-prog")
+	require.Equal(t, 0, r.status, r.stderr)
+	assert.Contains(t, r.stdout, "rank 1 ran\n")
+}
+
 func TestCommandLineErrors(t *testing.T) {
 	r := acprun(t, 10*time.Second, nil, "", "-np", "2", "--acp-nosuch", "1", "true")
 	assert.Equal(t, 2, r.status)

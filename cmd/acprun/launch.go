@@ -97,7 +97,7 @@ func (l *launcher) debugf(format string, args ...any) {
 func launch(c *config) outcome {
 	l := &launcher{cfg: c, exited: make([]bool, c.np), codes: make([]int, c.np), lost: make([]bool, c.np),
 		events: make(chan event, 4*c.np+2), pendingLost: -1}
-	path, err := exec.LookPath(c.argv[0])
+	path, err := findProgram(c.argv[0])
 	if err != nil {
 		l.logf("cannot execute %s: %v", c.argv[0], unwrapExec(err))
 		return outcome{status: exitNoExec}

@@ -8,9 +8,23 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
+
+// findProgram finds the program as the shell would, in $PATH unless its
+// name holds a slash. A program found through a relative entry of $PATH
+// ("." say) is run too, by its absolute path: the user put that entry
+// there, and the shell runs it (Go's exec refuses it by default, lest a
+// file in the current directory stand in for a command).
+func findProgram(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrDot) {
+		return filepath.Abs(path)
+	}
+	return path, err
+}
 
 // execFailure says why the program could not be started. The kernel
 // reports a missing interpreter (the #! line of a script, or the dynamic
