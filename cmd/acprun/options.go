@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -292,9 +293,15 @@ func unsupported(_ *config, _ *core.Settings, opt, _ string) error {
 	return fmt.Errorf("option %s is not supported (the multi-MPI mode of the original macprun)", opt)
 }
 
+// longestTimeout is the longest time limit a time.Duration holds (292 years).
+const longestTimeout = time.Duration(math.MaxInt64)
+
 func setTimeout(c *config, _ *core.Settings, opt, value string) error {
 	d, err := time.ParseDuration(value)
 	if f, ferr := strconv.ParseFloat(value, 64); ferr == nil {
+		if f > longestTimeout.Seconds() {
+			return fmt.Errorf("option %s %q: more than the longest time limit, %d seconds", opt, value, int64(longestTimeout.Seconds()))
+		}
 		d, err = time.Duration(f*float64(time.Second)), nil
 	}
 	if err != nil || d <= 0 {
