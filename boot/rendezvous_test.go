@@ -290,3 +290,32 @@ func TestNewKey(t *testing.T) {
 	_, err := NewServer(1, "not hex")
 	assert.Error(t, err)
 }
+
+// A rank whose process ended before it connected fails the collective the
+// others wait in, and those after it, at once, naming it.
+func TestExitedRankFailsCollectivesAtOnce(t *testing.T) {
+	j := startJob(t, 3)
+	b0, b2 := j.open(t, 0, 3), j.open(t, 2, 3)
+	start := time.Now()
+	waiting := make(chan error)
+	go func() {
+		_, err := b0.AllGather([]byte{0})
+		waiting <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // rank 0 waits for the others
+	j.srv.Exited(1)
+	j.srv.Exited(2) // connected: its connection says when it goes
+	err := <-waiting
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "AllGather cannot complete: rank 1 (exited before it connected)")
+	_, err = b2.AllGather([]byte{2})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 1 (exited before it connected)")
+	assert.Less(t, time.Since(start), 2*time.Second, "not at the 5 s timeout")
+
+	j = startJob(t, 2)
+	j.srv.Exited(1)
+	_, err = j.open(t, 0, 2).AllGather([]byte{0})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "AllGather cannot complete: rank 1 (exited before it connected)")
+}

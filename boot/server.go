@@ -51,10 +51,11 @@ const (
 	slotClosed                   // said goodbye
 	slotAborted                  // asked to stop the job
 	slotLost                     // connection dropped without goodbye
+	slotExited                   // the process ended before it connected
 )
 
 func (s slotState) String() string {
-	return [...]string{"never connected", "connected", "closed its bootstrap", "aborted", "disconnected"}[s]
+	return [...]string{"never connected", "connected", "closed its bootstrap", "aborted", "disconnected", "exited before it connected"}[s]
 }
 
 type slot struct {
@@ -325,9 +326,29 @@ func (s *Server) gather(rank int, body []byte) {
 		}
 		return
 	}
-	// A rank that left can never contribute: say so now rather than time out.
+	s.failIfGone(rd)
+}
+
+// failIfGone fails rd at once, rather than at its timeout, when a rank
+// that has not contributed left or never came. s.mu is held.
+func (s *Server) failIfGone(rd *round) {
 	if gone := s.missing(rd, func(st slotState) bool { return st > slotJoined }); len(gone) > 0 {
 		s.fail(fmt.Errorf("%s cannot complete: %s", opName(rd.op), listRanks(gone, s.note)))
+	}
+}
+
+// Exited tells the server that the process of rank ended. One that ended
+// before it connected can never contribute: the collective waiting for it,
+// and every later one, fails at once naming it.
+func (s *Server) Exited(rank int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rank < 0 || rank >= s.n || s.slots[rank].state != slotAbsent {
+		return
+	}
+	s.slots[rank].state = slotExited
+	if s.round != nil {
+		s.failIfGone(s.round)
 	}
 }
 

@@ -350,6 +350,15 @@ func TestVanishedRankStopsTheJob(t *testing.T) {
 	assert.Less(t, r.elapsed, 10*time.Second)
 }
 
+func TestRankThatEndsBeforeItJoinsStopsTheJob(t *testing.T) {
+	// Rank 1 exits with status 0 before it connects; the others wait in
+	// the start-up exchange, which gives up after 20 s.
+	r := acprun(t, 30*time.Second, []string{roleVar + "=early"}, "", "-np", "3", os.Args[0])
+	assert.Equal(t, 1, r.status, r.stderr)
+	assert.Contains(t, r.stderr, "AllGather cannot complete: rank 1 (exited before it connected)")
+	assert.Less(t, r.elapsed, 10*time.Second)
+}
+
 // perRank runs `sh -c echo "$ACP_MYRANK <value>"` as every rank of an
 // acprun job with args and returns each rank's value.
 func perRank(t *testing.T, value string, args ...string) map[string]string {

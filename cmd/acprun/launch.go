@@ -55,6 +55,7 @@ type event struct {
 // and the wait goroutines runs in the goroutine of run.
 type launcher struct {
 	cfg    *config
+	srv    *boot.Server
 	cmds   []*exec.Cmd
 	exited []bool
 	codes  []int  // exit statuses of the exited ranks
@@ -124,6 +125,7 @@ func launch(c *config) outcome {
 		Logf: l.logf,
 	})
 	defer srv.Close()
+	l.srv = srv
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, append(slices.Clip(stoppingSignals), passedSignals...)...)
@@ -203,6 +205,7 @@ func (l *launcher) handle(ev event) {
 	case rankExited:
 		l.exited[ev.rank], l.codes[ev.rank] = true, ev.status
 		l.alive--
+		l.srv.Exited(ev.rank) // the others must not wait for it to connect
 		l.debugf("rank %d exited with status %d", ev.rank, ev.status)
 		if l.pendingLost == ev.rank {
 			l.pendingLost = -1
