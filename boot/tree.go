@@ -107,7 +107,7 @@ func openTree(o Options) (Bootstrap, error) {
 	}
 	if len(want) > 0 {
 		if err := t.admitChildren(ln, o.PortLocal, want, deadline); err != nil {
-			t.closeLinks()
+			t.abandon(err)
 			return nil, err
 		}
 		if t.localIP == "" {
@@ -422,6 +422,13 @@ func (t *tree) spread(err error, from *treeLink) {
 			_ = writeFrame(l.conn, msgError, []byte(err.Error()))
 		}
 	}
+}
+
+// abandon gives up the start-up: the neighbours connected so far learn
+// why, so that they fail naming the cause rather than a lost connection.
+func (t *tree) abandon(err error) {
+	t.spread(err, nil)
+	t.closeLinks()
 }
 
 // Abort has no launcher to tell: the original acprun does not listen. It

@@ -126,6 +126,37 @@ func TestTreeTimeoutNamesMissingChild(t *testing.T) {
 	require.Error(t, errs[0])
 }
 
+// A rank whose child never came tells the ranks it is connected to, so
+// that their errors name the missing rank too, not a lost connection.
+func TestTreeMissingChildNamedEverywhere(t *testing.T) {
+	const n = 7
+	ports := freePorts(t, n)
+	errs := eachRank(n, func(rank int) error {
+		if rank == 2 {
+			return nil // never starts; its children 4 and 5 cannot reach it
+		}
+		o := treeOptions(ports, rank, n)
+		if rank == 1 || rank == 4 || rank == 5 {
+			o.Timeout = 400 * time.Millisecond // they give up on rank 2 first
+		}
+		b, err := openTree(o)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		_, err = b.AllGather([]byte{byte(rank)})
+		return err
+	})
+	for _, r := range []int{0, 1, 3, 6} {
+		require.Error(t, errs[r], "rank %d", r)
+		assert.Contains(t, errs[r].Error(), "rank 1: child rank 2 did not connect to port", "rank %d", r)
+	}
+	for _, r := range []int{4, 5} {
+		require.Error(t, errs[r], "rank %d", r)
+		assert.Contains(t, errs[r].Error(), fmt.Sprintf("rank %d cannot reach its parent rank 2", r))
+	}
+}
+
 func TestTreeCollectiveTimeoutNamesRank(t *testing.T) {
 	const n = 3
 	ports := freePorts(t, n)
