@@ -72,6 +72,12 @@ type Options struct {
 	MPI func() (linked, active bool)
 	// Logf receives start-up details (ACP_VERBOSE=2); nil: none.
 	Logf func(format string, args ...any)
+	// Gone is called once, from a goroutine of the bootstrap's own, when
+	// the process that serves the job's rendezvous (acprun, or rank 0 of
+	// the env rung) ends while this process is in the job: the job can
+	// never finish, and the caller should end this process. Never after
+	// Close or Abort. Nil: nobody is told (the next collective fails).
+	Gone func(err error)
 }
 
 func (o Options) logf(format string, args ...any) {

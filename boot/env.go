@@ -131,6 +131,7 @@ func openEnv(o Options) (Bootstrap, error) {
 		}
 		return nil, err
 	}
+	rv.watchServer(o)
 	return rv, nil
 }
 

@@ -37,6 +37,7 @@ type rendezvous struct {
 	who        string  // the server, in messages: "the acprun rendezvous"
 	owner      string  // who runs the server: "acprun", "rank 0"
 	server     *Server // the server this process runs (rank 0 of "env"), or nil
+	watch      *hangupWatch
 
 	coll    sync.Mutex // one collective at a time; Close waits for it
 	wmu     sync.Mutex // Abort may write while a collective waits
@@ -69,7 +70,27 @@ func openRendezvous(o Options) (Bootstrap, error) {
 	if err := r.join(c, key); err != nil {
 		return nil, err
 	}
+	r.watchServer(o)
 	return r, nil
+}
+
+// watchServer tells o.Gone when the server closes the connection while
+// this process is in the job: whoever ran it ended. A rank that is not
+// acprun's child (started through a shell or a wrapper) outlived a killed
+// acprun, unreached by the kernel's parent-death signal, and computed on
+// until it next needed the bootstrap.
+func (r *rendezvous) watchServer(o Options) {
+	if o.Gone == nil {
+		return
+	}
+	w, err := watchHangup(r.conn, func() {
+		o.Gone(fmt.Errorf("%s ended while this process was still in the job (%s at %s closed the connection): the job cannot finish", r.owner, r.who, r.addr))
+	})
+	if err != nil {
+		o.logf("bootstrap %s: %v; a collective will find out instead if %s ends", r.method, err, r.owner)
+		return
+	}
+	r.watch = w
 }
 
 // join authenticates on a fresh connection and keeps it; the connection
@@ -193,6 +214,7 @@ func (r *rendezvous) Abort(code int, msg string) {
 	if r.aborted.Swap(true) {
 		return
 	}
+	r.watch.stop()
 	body := binary.BigEndian.AppendUint32(nil, uint32(int32(code)))
 	_ = r.write(msgAbort, append(body, msg...), closeLimit)
 	_ = r.conn.Close()
@@ -209,6 +231,7 @@ func (r *rendezvous) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.watch.stop()
 	if r.server != nil {
 		defer func() {
 			r.server.waitLeft(leaveLimit)

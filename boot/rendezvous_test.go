@@ -319,3 +319,44 @@ func TestExitedRankFailsCollectivesAtOnce(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "AllGather cannot complete: rank 1 (exited before it connected)")
 }
+
+// openWatched opens rank of an n-process job whose Gone reports on gone.
+func (j *job) openWatched(t *testing.T, rank, n int, gone chan<- string) Bootstrap {
+	t.Helper()
+	o := j.options(rank, n)
+	o.Gone = func(err error) { gone <- fmt.Sprintf("rank %d: %v", rank, err) }
+	b, err := Open(o)
+	require.NoError(t, err, "rank %d", rank)
+	return b
+}
+
+// When acprun ends (here: its server closes) while the ranks are in the
+// job, each is told; after Close or Abort nobody is.
+func TestGoneWhenTheRendezvousEnds(t *testing.T) {
+	gone := make(chan string, 4)
+	j := startJob(t, 2)
+	b0, b1 := j.openWatched(t, 0, 2, gone), j.openWatched(t, 1, 2, gone)
+	require.NoError(t, j.srv.Close())
+	why := " ended while this process was still in the job (the acprun rendezvous at " + j.srv.Addr() + " closed the connection): the job cannot finish"
+	assert.ElementsMatch(t, []string{"rank 0: acprun" + why, "rank 1: acprun" + why}, []string{<-gone, <-gone})
+	_ = b0.Close()
+	_ = b1.Close()
+
+	j = startJob(t, 2)
+	b0, b1 = j.openWatched(t, 0, 2, gone), j.openWatched(t, 1, 2, gone)
+	requireNoErrors(t, eachRank(2, func(rank int) error { return []Bootstrap{b0, b1}[rank].Close() }))
+	require.NoError(t, j.srv.Close())
+
+	j = startJob(t, 2)
+	b0, b1 = j.openWatched(t, 0, 2, gone), j.openWatched(t, 1, 2, gone)
+	b1.Abort(3, "stop")
+	j.waitEvent(t)
+	require.NoError(t, j.srv.Close())
+	assert.Contains(t, <-gone, "rank 0: acprun ended while this process was still in the job")
+	_ = b0.Close()
+	select {
+	case g := <-gone:
+		t.Fatalf("told after Close or Abort: %s", g)
+	case <-time.After(200 * time.Millisecond):
+	}
+}

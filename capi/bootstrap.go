@@ -46,6 +46,7 @@ func openBootstrap(s *core.Settings) (core.Exchanger, error) {
 		a := C.acp_mpi_state(&l)
 		return l != 0, a != 0
 	}
+	o.Gone = launcherGone
 	verbose := s.Int("verbose")
 	if verbose >= 2 {
 		o.Logf = func(format string, args ...any) {
@@ -64,4 +65,13 @@ func openBootstrap(s *core.Settings) (core.Exchanger, error) {
 		fmt.Fprintln(os.Stderr)
 	}
 	return b, nil
+}
+
+// launcherGone ends the process when the job's launcher ended under it
+// (acprun was killed, say): the job can never finish. During acp_init the
+// start-up exchange fails by itself; after acp_finalize nobody calls.
+func launcherGone(err error) {
+	if e := lib.engine.Load(); e != nil {
+		e.Fatal(err)
+	}
 }
