@@ -46,6 +46,9 @@ type Options struct {
 	// RankSet is true when the launcher or the user gave myrank or nprocs
 	// explicitly (rather than the defaults 0 of 1).
 	RankSet bool
+	// RankFromEnv is true when they came from ACP_MYRANK/ACP_NPROCS rather
+	// than the command line, for messages.
+	RankFromEnv bool
 	// Addr is host:port of an acprun rendezvous (ACP_BOOTSTRAP_ADDR), "" if none.
 	Addr string
 	// Key is the rendezvous secret in hex (ACP_JOB_KEY), passed privately
@@ -94,6 +97,14 @@ func (o Options) timeout() time.Duration {
 		return DefaultTimeout
 	}
 	return o.Timeout
+}
+
+// rankText names the rank and size as the user gave them.
+func (o Options) rankText() string {
+	if o.RankFromEnv {
+		return fmt.Sprintf("ACP_MYRANK=%d and ACP_NPROCS=%d (in the environment)", o.Rank, o.NProcs)
+	}
+	return fmt.Sprintf("--acp-myrank %d and --acp-nprocs %d", o.Rank, o.NProcs)
 }
 
 // checkRank validates the rank and size every method relies on.

@@ -79,29 +79,44 @@ func appliesLauncherEnv(o Options) (bool, string) {
 	return false, "no launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID) for more than one process"
 }
 
-func openEnv(o Options) (Bootstrap, error) {
+// envRankOf is this process's rank under the env rung and where it came
+// from, or what keeps the processes from meeting.
+func envRankOf(o Options) (envRank, error) {
 	var r envRank
 	if o.RankSet {
 		if err := o.checkRank(); err != nil {
-			return nil, err
+			return r, err
 		}
 		r = envRank{rank: o.Rank, size: o.NProcs, from: fmt.Sprintf("ACP_MYRANK=%d, ACP_NPROCS=%d", o.Rank, o.NProcs), launcher: "the settings"}
 	} else {
 		var ok bool
 		var err error
 		if r, ok, err = rankFromLauncher(o); err != nil {
-			return nil, err
+			return r, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but this process does not know its rank: no ACP_MYRANK/ACP_NPROCS and no launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID); start it with acprun, mpirun, mpiexec or srun, or set ACP_MYRANK and ACP_NPROCS", o.Addr)
+			return r, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but this process does not know its rank: no ACP_MYRANK/ACP_NPROCS and no launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID); start it with acprun, mpirun, mpiexec or srun, or set ACP_MYRANK and ACP_NPROCS", o.Addr)
 		}
 	}
 	if o.Addr == "" {
-		return nil, fmt.Errorf("started by %s as rank %d of %d (%s), but the processes cannot find each other: %s. Set ACP_BOOTSTRAP_ADDR=host:port to a free port on the host of rank 0 for every rank (rank 0 listens there, the others connect), e.g. mpirun -x ACP_BOOTSTRAP_ADDR=%s:47000",
+		return r, fmt.Errorf("started by %s as rank %d of %d (%s), but the processes cannot find each other: %s. Set ACP_BOOTSTRAP_ADDR=host:port to a free port on the host of rank 0 for every rank (rank 0 listens there, the others connect), e.g. mpirun -x ACP_BOOTSTRAP_ADDR=%s:47000",
 			r.launcher, r.rank, r.size, r.from, missingService(o), exampleHost())
 	}
 	if _, port, err := net.SplitHostPort(o.Addr); err != nil || port == "0" {
-		return nil, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%q is not host:port with a fixed port (rank 0 listens there, the others connect)", o.Addr)
+		return r, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%q is not host:port with a fixed port (rank 0 listens there, the others connect)", o.Addr)
+	}
+	return r, nil
+}
+
+func checkEnv(o Options) error {
+	_, err := envRankOf(o)
+	return err
+}
+
+func openEnv(o Options) (Bootstrap, error) {
+	r, err := envRankOf(o)
+	if err != nil {
+		return nil, err
 	}
 	o.logf("bootstrap env: rank %d of %d from %s; rank 0's rendezvous at %s", r.rank, r.size, r.from, o.Addr)
 

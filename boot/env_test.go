@@ -115,7 +115,8 @@ func TestEnvExplainsWhatIsMissing(t *testing.T) {
 	env["PMIX_NAMESPACE"] = "4242"
 	o := Options{Env: env, PMIxLibrary: "libpmix-missing.so.9"}
 	c, err := Choose(o)
-	require.NoError(t, err)
+	require.Error(t, err, "Choose tells why Open fails")
+	assert.Contains(t, err.Error(), "Set ACP_BOOTSTRAP_ADDR=host:port")
 	assert.Equal(t, "env", c.Method)
 	assert.Contains(t, c.Reason, "ACP_BOOTSTRAP_ADDR is not set")
 	assert.Contains(t, c.Skipped, "pmi: no PMI_FD or PMI_PORT")

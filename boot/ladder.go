@@ -12,7 +12,11 @@ import (
 type rung struct {
 	method  string
 	applies func(Options) (ok bool, reason string)
-	open    func(Options) (Bootstrap, error)
+	// check finds, without connecting anywhere, what would make open fail
+	// at once (a rank out of range, a malformed or stale variable), so
+	// that acp_info tells it too; nil: nothing to check.
+	check func(Options) error
+	open  func(Options) (Bootstrap, error)
 }
 
 // ladder is tried top to bottom; the first rung that applies decides, and
@@ -20,13 +24,13 @@ type rung struct {
 // launch). Explicit settings come first, then the services of real
 // launchers, then what a launcher leaves in the environment.
 var ladder = []rung{
-	{"acprun", appliesAcprun, openRendezvous},
-	{"env", appliesExplicitAddr, openEnv},
-	{"tree", appliesTree, openTree},
-	{"pmi", appliesPMI, openPMI},
-	{"pmix", appliesPMIx, openPMIx},
-	{"env", appliesLauncherEnv, openEnv},
-	{"singleton", appliesSingleton, openSingleton},
+	{"acprun", appliesAcprun, checkAcprun, openRendezvous},
+	{"env", appliesExplicitAddr, checkEnv, openEnv},
+	{"tree", appliesTree, Options.checkRank, openTree},
+	{"pmi", appliesPMI, checkPMI, openPMI},
+	{"pmix", appliesPMIx, nil, openPMIx},
+	{"env", appliesLauncherEnv, checkEnv, openEnv},
+	{"singleton", appliesSingleton, nil, openSingleton},
 }
 
 // Choice is the rung Open takes in an environment, and why.
@@ -38,7 +42,8 @@ type Choice struct {
 }
 
 // Choose tells which method Open would use with these options, without
-// opening anything but (for PMIx) the library.
+// opening anything but (for PMIx) the library. The error says why Open
+// would fail at once, also when the Choice names a method.
 func Choose(o Options) (Choice, error) {
 	c, _, err := choose(o)
 	return c, err
@@ -50,6 +55,11 @@ func choose(o Options) (Choice, rung, error) {
 		ok, why := r.applies(o)
 		if ok {
 			c.Method, c.Reason = r.method, why
+			if r.check != nil {
+				if err := r.check(o); err != nil {
+					return c, rung{}, err
+				}
+			}
 			return c, r, nil
 		}
 		c.Skipped = append(c.Skipped, r.method+": "+why)
@@ -86,7 +96,7 @@ func appliesExplicitAddr(o Options) (bool, string) {
 
 func appliesTree(o Options) (bool, string) {
 	if o.RankSet && o.NProcs > 1 {
-		return true, fmt.Sprintf("--acp-myrank %d and --acp-nprocs %d are set (the original acprun's start-up tree)", o.Rank, o.NProcs)
+		return true, fmt.Sprintf("%s are set (the original acprun's start-up tree)", o.rankText())
 	}
 	return false, "no --acp-myrank/--acp-nprocs for more than one process"
 }

@@ -2,6 +2,7 @@ package boot
 
 import (
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,10 +90,70 @@ func TestChooseExplains(t *testing.T) {
 	c, err = Choose(Options{Rank: 1, NProcs: 2, RankSet: true, Env: map[string]string{"PMI_FD": "3"}})
 	require.NoError(t, err)
 	assert.Equal(t, "tree", c.Method)
-	c, err = Choose(Options{Env: map[string]string{"PMI_FD": "3", "PMI_RANK": "0", "PMI_SIZE": "2"}})
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	fd := strconv.Itoa(fds[0])
+	c, err = Choose(Options{Env: map[string]string{"PMI_FD": fd, "PMI_RANK": "0", "PMI_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"}})
 	require.NoError(t, err)
 	assert.Equal(t, "pmi", c.Method, "PMI-1 before the launcher's variables")
-	assert.Contains(t, c.Reason, "PMI_FD=3")
+	assert.Contains(t, c.Reason, "PMI_FD="+fd)
+}
+
+// Variables left from another job (a process started by a rank, a shell
+// that kept them) make the rung they select fail at once: Choose says so,
+// as Open would, so that acp_info does not promise a start-up that fails.
+func TestChooseTellsWhyOpenWouldFail(t *testing.T) {
+	cases := []struct {
+		name, method, reason, err string
+		o                         Options
+	}{
+		{name: "acprun's address and key alone", method: "acprun",
+			o:   Options{NProcs: 1, Addr: "127.0.0.1:1", Key: NewKey()},
+			err: "ACP_BOOTSTRAP_ADDR=127.0.0.1:1 is set but ACP_MYRANK and ACP_NPROCS are not"},
+		{name: "acprun's rank out of range", method: "acprun",
+			o:   Options{Rank: 3, NProcs: 2, RankSet: true, RankFromEnv: true, Addr: "127.0.0.1:1", Key: NewKey()},
+			err: "--acp-myrank (ACP_MYRANK) = 3 is out of range 0..1"},
+		{name: "a garbled key", method: "acprun",
+			o:   Options{NProcs: 2, RankSet: true, Addr: "127.0.0.1:1", Key: "xyz"},
+			err: "job key (ACP_JOB_KEY) is not a non-empty hex string"},
+		{name: "a rank from the environment", method: "tree",
+			o:      Options{Rank: 5, NProcs: 2, RankSet: true, RankFromEnv: true},
+			reason: "ACP_MYRANK=5 and ACP_NPROCS=2 (in the environment) are set",
+			err:    "--acp-myrank (ACP_MYRANK) = 5 is out of range 0..1"},
+		{name: "a rank on the command line", method: "tree",
+			o:      Options{Rank: 1, NProcs: 2, RankSet: true},
+			reason: "--acp-myrank 1 and --acp-nprocs 2 are set"},
+		{name: "an address without a port", method: "env",
+			o:   Options{NProcs: 2, RankSet: true, Addr: "somewhere"},
+			err: `ACP_BOOTSTRAP_ADDR="somewhere" is not host:port with a fixed port`},
+		{name: "a PMI_FD not inherited", method: "pmi",
+			o:   Options{Env: map[string]string{"PMI_FD": "99999", "PMI_RANK": "0", "PMI_SIZE": "2"}},
+			err: "PMI_FD=99999: not an open file descriptor"},
+		{name: "PMI_PORT without PMI_ID", method: "pmi",
+			o:   Options{Env: map[string]string{"PMI_PORT": "h:1"}},
+			err: "PMI_PORT=h:1 is set but PMI_ID is not"},
+		{name: "a launcher without service or address", method: "env",
+			o:   Options{Env: map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}},
+			err: "Set ACP_BOOTSTRAP_ADDR=host:port"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Choose(c.o)
+			assert.Equal(t, c.method, got.Method)
+			assert.Contains(t, got.Reason, c.reason)
+			if c.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.err)
+			_, oerr := Open(c.o)
+			require.Error(t, oerr)
+			assert.Equal(t, err.Error(), oerr.Error(), "Open fails as Choose said")
+		})
+	}
 }
 
 func TestOptionsFrom(t *testing.T) {

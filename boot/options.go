@@ -52,13 +52,14 @@ func OptionsFrom(s Settings, lookup func(string) (string, bool)) Options {
 		Rank:   s.Int("myrank"),
 		NProcs: s.Int("nprocs"),
 		// Defaults alone (0 of 1) mean nobody said which rank this is.
-		RankSet:    s.Source("myrank") != "default" || s.Source("nprocs") != "default",
-		Addr:       s.String("bootstrap-addr"),
-		Key:        s.String("job-key"),
-		PortLocal:  s.Int("port-local"),
-		PortRemote: s.Int("port-remote"),
-		HostRemote: s.String("host-remote"),
-		Timeout:    s.Duration("peer-timeout"),
-		Env:        LauncherEnv(lookup),
+		RankSet:     s.Source("myrank") != "default" || s.Source("nprocs") != "default",
+		RankFromEnv: s.Source("myrank") == "environment" || s.Source("nprocs") == "environment",
+		Addr:        s.String("bootstrap-addr"),
+		Key:         s.String("job-key"),
+		PortLocal:   s.Int("port-local"),
+		PortRemote:  s.Int("port-remote"),
+		HostRemote:  s.String("host-remote"),
+		Timeout:     s.Duration("peer-timeout"),
+		Env:         LauncherEnv(lookup),
 	}
 }

@@ -100,19 +100,44 @@ func openPMI(o Options) (Bootstrap, error) {
 	return p, nil
 }
 
-// openFD uses the inherited socket; rank and size come from the
-// environment.
-func (p *pmi) openFD(o Options, fdText string) error {
+// checkPMI checks the launcher's variables: PMI_FD with PMI_RANK and
+// PMI_SIZE, or PMI_PORT with PMI_ID.
+func checkPMI(o Options) error {
+	if fdText, ok := o.Env["PMI_FD"]; ok {
+		_, _, err := inheritedPMI(o, fdText)
+		return err
+	}
+	_, _, err := pmiPort(o)
+	return err
+}
+
+// inheritedPMI returns the inherited socket PMI_FD names (an MPICH rank's
+// child inherits the variables, not always the socket) and the rank and
+// size the environment gives.
+func inheritedPMI(o Options, fdText string) (int, envRank, error) {
 	fd, err := strconv.Atoi(fdText)
 	if err != nil || fd < 0 {
-		return fmt.Errorf("PMI_FD=%q is not a file descriptor", fdText)
+		return -1, envRank{}, fmt.Errorf("PMI_FD=%q is not a file descriptor", fdText)
 	}
 	r, ok, err := pmiRankFromEnv(o)
 	if err != nil {
-		return err
+		return -1, r, err
 	}
 	if !ok {
-		return fmt.Errorf("PMI_FD=%s is set but PMI_RANK and PMI_SIZE are not: the PMI-1 launcher must set all three", fdText)
+		return -1, r, fmt.Errorf("PMI_FD=%s is set but PMI_RANK and PMI_SIZE are not: the PMI-1 launcher must set all three", fdText)
+	}
+	if err := isSocket(fd); err != nil {
+		return -1, r, fmt.Errorf("PMI_FD=%s: %v", fdText, err)
+	}
+	return fd, r, nil
+}
+
+// openFD uses the inherited socket; rank and size come from the
+// environment.
+func (p *pmi) openFD(o Options, fdText string) error {
+	fd, r, err := inheritedPMI(o, fdText)
+	if err != nil {
+		return err
 	}
 	c, err := newFDConn(fd)
 	if err != nil {
@@ -144,12 +169,9 @@ func pmiRankFromEnv(o Options) (envRank, bool, error) {
 // openPort connects to PMI_PORT and introduces itself with PMI_ID; the
 // server answers with the rank and size.
 func (p *pmi) openPort(o Options, deadline time.Time) error {
-	addr, id := o.Env["PMI_PORT"], o.Env["PMI_ID"]
-	if _, ok := o.Env["PMI_ID"]; !ok {
-		return fmt.Errorf("PMI_PORT=%s is set but PMI_ID is not: the PMI-1 launcher must set both", addr)
-	}
-	if linked, _ := p.mpi(); linked {
-		return fmt.Errorf("this program contains MPI, which connects to PMI_PORT=%s (mpiexec -pmi-port) itself; a second connection with PMI_ID=%s would take the launcher's answers meant for MPI, or MPI's for us. Start the job without -pmi-port (libacp then shares MPI's inherited PMI_FD), or remove PMI_PORT from libacp's view and set ACP_BOOTSTRAP_ADDR=host:port", addr, id)
+	addr, id, err := pmiPort(o)
+	if err != nil {
+		return err
 	}
 	c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
 	if err != nil {
@@ -193,6 +215,21 @@ func (p *pmi) openPort(o Options, deadline time.Time) error {
 		return fmt.Errorf("PMI_PORT=%s, PMI_ID=%s: %v", addr, id, err)
 	}
 	return nil
+}
+
+// pmiPort returns PMI_PORT and PMI_ID, or why they cannot be used.
+func pmiPort(o Options) (addr, id string, err error) {
+	addr, id = o.Env["PMI_PORT"], o.Env["PMI_ID"]
+	if _, ok := o.Env["PMI_ID"]; !ok {
+		return addr, id, fmt.Errorf("PMI_PORT=%s is set but PMI_ID is not: the PMI-1 launcher must set both", addr)
+	}
+	if o.MPI == nil {
+		return addr, id, nil
+	}
+	if linked, _ := o.MPI(); linked {
+		return addr, id, fmt.Errorf("this program contains MPI, which connects to PMI_PORT=%s (mpiexec -pmi-port) itself; a second connection with PMI_ID=%s would take the launcher's answers meant for MPI, or MPI's for us. Start the job without -pmi-port (libacp then shares MPI's inherited PMI_FD), or remove PMI_PORT from libacp's view and set ACP_BOOTSTRAP_ADDR=host:port", addr, id)
+	}
+	return addr, id, nil
 }
 
 // start runs init, learns the limits and the key-value space, and whether
@@ -538,13 +575,21 @@ type fdPMIConn struct {
 	buf []byte
 }
 
-func newFDConn(fd int) (*fdPMIConn, error) {
+// isSocket says why fd cannot be a PMI connection, nil if it can.
+func isSocket(fd int) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("not an open file descriptor: %v", err)
+		return fmt.Errorf("not an open file descriptor: %v", err)
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return nil, errors.New("not a socket")
+		return errors.New("not a socket")
+	}
+	return nil
+}
+
+func newFDConn(fd int) (*fdPMIConn, error) {
+	if err := isSocket(fd); err != nil {
+		return nil, err
 	}
 	syscall.ForkLock.RLock()
 	dup, err := syscall.Dup(fd)

@@ -46,20 +46,26 @@ type rendezvous struct {
 	aborted atomic.Bool
 }
 
-func openRendezvous(o Options) (Bootstrap, error) {
+// checkAcprun checks what acprun sets for every rank.
+func checkAcprun(o Options) error {
 	if !o.RankSet {
-		return nil, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but ACP_MYRANK and ACP_NPROCS are not: acprun sets all three; start the job with acprun -np N", o.Addr)
+		return fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but ACP_MYRANK and ACP_NPROCS are not: acprun sets all three; start the job with acprun -np N", o.Addr)
 	}
 	if err := o.checkRank(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.Key == "" {
-		return nil, fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but ACP_JOB_KEY is not: acprun passes the key in the environment; start the job with acprun -np N", o.Addr)
+		return fmt.Errorf("ACP_BOOTSTRAP_ADDR=%s is set but ACP_JOB_KEY is not: acprun passes the key in the environment; start the job with acprun -np N", o.Addr)
 	}
-	key, err := decodeKey(o.Key)
-	if err != nil {
+	_, err := decodeKey(o.Key)
+	return err
+}
+
+func openRendezvous(o Options) (Bootstrap, error) {
+	if err := checkAcprun(o); err != nil {
 		return nil, err
 	}
+	key, _ := decodeKey(o.Key)
 	r := &rendezvous{rank: o.Rank, size: o.NProcs, addr: o.Addr, timeout: o.timeout(),
 		method: "acprun", who: "the acprun rendezvous", owner: "acprun"}
 	d := net.Dialer{Timeout: r.timeout}

@@ -90,3 +90,27 @@ func TestHuman(t *testing.T) {
 	assert.Equal(t, "1,000,000", grouped(1_000_000))
 	assert.Equal(t, "999", grouped(999))
 }
+
+// Variables left from another job select a rung that fails at once:
+// the bootstrap section says so, and where the rank came from.
+func TestBootstrapTellsWhenAcpInitWouldFail(t *testing.T) {
+	for _, v := range []string{"PMI_FD", "PMI_PORT", "PMIX_NAMESPACE", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "ACP_BOOTSTRAP_ADDR", "ACP_JOB_KEY", "ACP_MYRANK", "ACP_NPROCS"} {
+		t.Setenv(v, "") // restored after the test
+		os.Unsetenv(v)
+	}
+	t.Setenv("ACP_BOOTSTRAP_ADDR", "127.0.0.1:1")
+	t.Setenv("ACP_JOB_KEY", "00ff")
+	out, _, code := runInfo(t, "bootstrap")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "  acprun: ACP_BOOTSTRAP_ADDR=127.0.0.1:1 and ACP_JOB_KEY are set")
+	assert.Contains(t, out, "  acp_init would fail: ACP_BOOTSTRAP_ADDR=127.0.0.1:1 is set but ACP_MYRANK and ACP_NPROCS are not")
+
+	os.Unsetenv("ACP_BOOTSTRAP_ADDR")
+	os.Unsetenv("ACP_JOB_KEY")
+	t.Setenv("ACP_MYRANK", "4")
+	t.Setenv("ACP_NPROCS", "4")
+	out, _, code = runInfo(t, "bootstrap")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "  tree: ACP_MYRANK=4 and ACP_NPROCS=4 (in the environment) are set")
+	assert.Contains(t, out, "  acp_init would fail: --acp-myrank (ACP_MYRANK) = 4 is out of range 0..3")
+}

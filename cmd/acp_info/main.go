@@ -33,8 +33,9 @@ Describes libacp on this machine. Sections (default: all, in this order):
   transports  the transports built in, which of them work on this machine,
               and why the others do not
   bootstrap   how a process started in this environment would find the
-              others (acprun, tree, pmi, pmix, env or singleton), and why
-              each method above it does not apply
+              others (acprun, tree, pmi, pmix, env or singleton), why
+              each method above it does not apply, and why acp_init
+              would fail at once, if it would
   cpus        the CPUs this process may run on, GOMAXPROCS, and a warning
               when a launcher bound it to fewer CPUs than the host has
   settings    every setting: its --acp-NAME option, ACP_NAME variable,

@@ -82,10 +82,11 @@ func (r *report) transports() {
 func (r *report) bootstrap() {
 	r.heading("Bootstrap (how a process started here finds the others)")
 	c, err := boot.Choose(boot.OptionsFrom(r.s, os.LookupEnv))
-	if err != nil {
-		r.printf("  none: acp_init would fail: %v\n", err)
-	} else {
+	if c.Method != "" {
 		r.printf("  %s: %s\n", c.Method, c.Reason)
+	}
+	if err != nil {
+		r.printf("  acp_init would fail: %v\n", err)
 	}
 	if len(c.Skipped) > 0 {
 		r.printf("  not taken, in the order tried:\n")
