@@ -71,7 +71,7 @@ func openRendezvous(o Options) (Bootstrap, error) {
 	d := net.Dialer{Timeout: r.timeout}
 	c, err := d.Dial("tcp", o.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the acprun rendezvous at %s (ACP_BOOTSTRAP_ADDR): %v", o.Addr, err)
+		return nil, fmt.Errorf("cannot reach the acprun rendezvous at %s (ACP_BOOTSTRAP_ADDR): %v (has that acprun ended? ACP_BOOTSTRAP_ADDR, ACP_JOB_KEY, ACP_MYRANK and ACP_NPROCS left from one of its ranks make a process join its job: remove them from the environment to run a job of one)", o.Addr, err)
 	}
 	if err := r.join(c, key); err != nil {
 		return nil, err

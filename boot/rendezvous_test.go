@@ -131,6 +131,7 @@ func TestRendezvousRefusesDuplicateRank(t *testing.T) {
 	_, err := Open(j.options(1, 2))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rank 1 is already taken")
+	assert.Contains(t, err.Error(), "a program that a rank starts inherits its ACP_* variables: to run it as a job of its own, remove ACP_BOOTSTRAP_ADDR and ACP_JOB_KEY from its environment")
 	_, _, logs := j.snapshot()
 	assert.Contains(t, logs, "already taken")
 }
@@ -281,6 +282,7 @@ func TestRendezvousNotListening(t *testing.T) {
 	_, err := Open(Options{Rank: 0, NProcs: 2, RankSet: true, Addr: fmt.Sprintf("127.0.0.1:%d", port), Key: NewKey(), Timeout: time.Second})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot reach the acprun rendezvous")
+	assert.Contains(t, err.Error(), "has that acprun ended? ACP_BOOTSTRAP_ADDR, ACP_JOB_KEY, ACP_MYRANK and ACP_NPROCS left from one of its ranks make a process join its job: remove them from the environment to run a job of one")
 }
 
 func TestNewKey(t *testing.T) {

@@ -263,7 +263,7 @@ func (s *Server) challenge(c net.Conn) (int, error) {
 		return refuse("the job is ending")
 	}
 	if st := s.slots[rank].state; st != slotAbsent {
-		return refuse("rank %d is already taken (%s): two processes with ACP_MYRANK=%d?", rank, st, rank)
+		return refuse("rank %d is already taken (%s): two processes with ACP_MYRANK=%d? (a program that a rank starts inherits its ACP_* variables: to run it as a job of its own, remove ACP_BOOTSTRAP_ADDR and ACP_JOB_KEY from its environment)", rank, st, rank)
 	}
 	if err := writeFrame(c, msgWelcome, nil); err != nil {
 		return -1, err
