@@ -2,8 +2,12 @@ package boot
 
 import (
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -361,4 +365,50 @@ func TestGoneWhenTheRendezvousEnds(t *testing.T) {
 		t.Fatalf("told after Close or Abort: %s", g)
 	case <-time.After(200 * time.Millisecond):
 	}
+}
+
+// flakyListener fails its first accepts as a process out of file
+// descriptors does.
+type flakyListener struct {
+	net.Listener
+	fails atomic.Int32
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// A failed accept (too many open files) is reported and retried: the
+// ranks still to come join once it passes.
+func TestRendezvousSurvivesFailedAccept(t *testing.T) {
+	key := NewKey()
+	srv, err := NewServer(2, key)
+	require.NoError(t, err)
+	flaky := &flakyListener{Listener: srv.ln}
+	flaky.fails.Store(3)
+	srv.ln = flaky
+	var logs []string
+	var mu sync.Mutex
+	srv.Start(Hooks{Logf: func(format string, args ...any) {
+		mu.Lock()
+		logs = append(logs, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}})
+	defer srv.Close()
+	requireNoErrors(t, eachRank(2, func(rank int) error {
+		b, err := Open(Options{Rank: rank, NProcs: 2, RankSet: true, Addr: srv.Addr(), Key: key, Timeout: 3 * time.Second})
+		if err != nil {
+			return err
+		}
+		if err := b.Barrier(); err != nil {
+			return err
+		}
+		return b.Close()
+	}))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"rendezvous: cannot accept a connection: accept tcp: accept4: too many open files (retrying; the ranks still to come wait)"}, logs)
 }

@@ -154,12 +154,27 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
+// acceptRetry is how long the server pauses after a failed accept.
+const acceptRetry = 50 * time.Millisecond
+
 func (s *Server) acceptLoop() {
 	defer s.wg.Done()
+	told := false
 	for {
 		c, err := s.ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
 		if err != nil {
-			return // closed
+			// Out of file descriptors (a job of thousands of ranks under
+			// a low ulimit -n), say: the ranks still to come wait in the
+			// listen queue until one frees.
+			if !told {
+				s.logf("rendezvous: cannot accept a connection: %v (retrying; the ranks still to come wait)", err)
+				told = true
+			}
+			time.Sleep(acceptRetry)
+			continue
 		}
 		s.mu.Lock()
 		if s.closing {
