@@ -279,6 +279,27 @@ func TestEndsByTheSignalThatStoppedTheJob(t *testing.T) {
 	}
 }
 
+// A signal that comes while acprun starts a large job stops it there:
+// the ranks not started yet never start.
+func TestSignalWhileStartingStopsStarting(t *testing.T) {
+	const np = 400
+	cmd := exec.Command(acprunPath, "-np", strconv.Itoa(np), "sh", "-c", `echo started; exec sleep 30`)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	s := bufio.NewScanner(out)
+	require.True(t, s.Scan(), "the first rank starts")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	started := 1
+	for s.Scan() {
+		started++
+	}
+	_ = cmd.Wait()
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	assert.Equal(t, syscall.SIGTERM, ws.Signal())
+	assert.Less(t, started, np/2, "ranks went on starting after SIGTERM")
+}
+
 func TestUSR1AndUSR2ArePassedOn(t *testing.T) {
 	j := startJob(t, 2, `trap 'echo "rank $ACP_MYRANK got USR1"' USR1; trap 'echo "rank $ACP_MYRANK got USR2"; exit 0' USR2; echo ready; while :; do sleep 0.05; done`)
 	require.NoError(t, j.cmd.Process.Signal(syscall.SIGUSR1))

@@ -56,6 +56,7 @@ type event struct {
 type launcher struct {
 	cfg    *config
 	srv    *boot.Server
+	sigs   chan os.Signal
 	cmds   []*exec.Cmd
 	exited []bool
 	codes  []int  // exit statuses of the exited ranks
@@ -127,26 +128,41 @@ func launch(c *config) outcome {
 	defer srv.Close()
 	l.srv = srv
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, append(slices.Clip(stoppingSignals), passedSignals...)...)
-	defer signal.Stop(sigs)
+	l.sigs = make(chan os.Signal, 4)
+	signal.Notify(l.sigs, append(slices.Clip(stoppingSignals), passedSignals...)...)
+	defer signal.Stop(l.sigs)
 
-	env := jobEnv(os.Environ(), c, srv.Addr(), key)
-	l.debugf("%d rank(s) of %s; rendezvous at %s; settings: %s", c.np, path, srv.Addr(), describeSettings(env))
-	l.startRanks(path, env, cpus, threadBind)
 	if c.timeout > 0 {
 		t := time.AfterFunc(c.timeout, func() { l.events <- event{kind: timeLimit} })
 		defer t.Stop()
 	}
+	env := jobEnv(os.Environ(), c, srv.Addr(), key)
+	l.debugf("%d rank(s) of %s; rendezvous at %s; settings: %s", c.np, path, srv.Addr(), describeSettings(env))
+	l.startRanks(path, env, cpus, threadBind)
 	for l.alive > 0 {
 		select {
 		case ev := <-l.events:
 			l.handle(ev)
-		case sig := <-sigs:
+		case sig := <-l.sigs:
 			l.signalled(sig.(syscall.Signal))
 		}
 	}
 	return outcome{status: l.status, signal: l.stoppedBy}
+}
+
+// handlePending handles the events and signals that came, without waiting
+// for more.
+func (l *launcher) handlePending() {
+	for {
+		select {
+		case ev := <-l.events:
+			l.handle(ev)
+		case sig := <-l.sigs:
+			l.signalled(sig.(syscall.Signal))
+		default:
+			return
+		}
+	}
 }
 
 // bindText says how a rank was placed, for --debug.
@@ -161,11 +177,18 @@ func bindText(cpu int, thread bool) string {
 }
 
 // startRanks starts the ranks in order; if one cannot be started, the
-// started ones are killed and acprun exits with 127. cpus: the CPU of each
-// rank (nil: none is pinned); thread: the rank pins only its thread that
-// calls acp_init to it, where acprun would pin the whole process.
+// started ones are killed and acprun exits with 127. Between two ranks it
+// handles what happened meanwhile, and starts no more once the job's
+// outcome is known: a signal or a failure stops a job of thousands of
+// ranks while it starts, not seconds later. cpus: the CPU of each rank
+// (nil: none is pinned); thread: the rank pins only its thread that calls
+// acp_init to it, where acprun would pin the whole process.
 func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool) {
 	for r := range l.cfg.np {
+		if l.handlePending(); l.decided {
+			l.debugf("%d of %d rank(s) started; starting no more", r, l.cfg.np)
+			return
+		}
 		renv := rankEnv(env, r)
 		cpu := -1
 		if cpus != nil {
