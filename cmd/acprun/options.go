@@ -155,6 +155,9 @@ func parseArgs(args []string) (*config, error) {
 	if len(c.argv) == 0 {
 		return nil, fmt.Errorf("no program to run (usage: acprun -np N [options] program [args...])")
 	}
+	if err := checkProcessLimit(c.np); err != nil {
+		return nil, err
+	}
 	hosts, from := c.machineFile, "-machinefile"
 	if c.hostListSet {
 		hosts, from = c.hostList, "-host"

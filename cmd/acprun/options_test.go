@@ -179,6 +179,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-x", "prog"}, "unknown option -x"},
 		{[]string{"--timeout", "0", "prog"}, "give the time limit in seconds"},
 		{[]string{"--timeout=soon", "prog"}, "give the time limit in seconds"},
+		{[]string{"-np", "5000000", "prog"}, "option -np 5000000: this machine cannot run so many processes (kernel.pid_max is "},
 		{[]string{"--timeout", "1e30", "prog"}, `option --timeout "1e30": more than the longest time limit, 9223372036 seconds`},
 	}
 	for _, c := range cases {

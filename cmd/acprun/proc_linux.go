@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // startRank starts a rank so that the kernel kills it if acprun dies
@@ -88,4 +91,35 @@ func descendants(roots []int) []int {
 // action applies; it returns only if sig was ignored when acprun started.
 func dieBy(sig syscall.Signal) {
 	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), sig)
+}
+
+// pidMaxFile holds the largest process id plus one: no more processes (and
+// threads) than that can exist on this machine at once.
+const pidMaxFile = "/proc/sys/kernel/pid_max"
+
+// processLimit is how many processes this user may run here, and the
+// limit that says so ("" when nothing is known to bound it).
+func processLimit() (int, string) {
+	limit, what := 0, ""
+	if b, err := os.ReadFile(pidMaxFile); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			limit, what = n, fmt.Sprintf("kernel.pid_max is %d", n)
+		}
+	}
+	var rl unix.Rlimit
+	// root is not held to RLIMIT_NPROC.
+	if os.Geteuid() != 0 && unix.Getrlimit(unix.RLIMIT_NPROC, &rl) == nil && rl.Cur < uint64(max(limit, 1)) {
+		limit, what = int(rl.Cur), fmt.Sprintf("ulimit -u is %d", rl.Cur)
+	}
+	return limit, what
+}
+
+// checkProcessLimit refuses a job that cannot start here: every rank is
+// a process on this machine. A typo such as -np 40000 would otherwise start
+// processes until the machine had none left.
+func checkProcessLimit(np int) error {
+	if limit, what := processLimit(); limit > 0 && np >= limit {
+		return fmt.Errorf("option -np %d: this machine cannot run so many processes (%s); acprun starts every rank here", np, what)
+	}
+	return nil
 }
