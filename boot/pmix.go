@@ -93,7 +93,7 @@ func openPMIx(o Options) (Bootstrap, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("PMIX_NAMESPACE=%s: %v", o.Env["PMIX_NAMESPACE"], err)
+		return nil, fmt.Errorf("PMIX_NAMESPACE=%s: %v%s", o.Env["PMIX_NAMESPACE"], err, pmixInitHint(err))
 	}
 	if b.rank < 0 || b.rank >= b.size {
 		_ = b.c.Finalize()
@@ -101,6 +101,18 @@ func openPMIx(o Options) (Bootstrap, error) {
 	}
 	o.logf("bootstrap pmix: rank %d of %d in namespace %s (%s)", b.rank, b.size, b.c.Namespace(), shortVersion(lib.Version()))
 	return b, nil
+}
+
+// pmixInitHint explains a failed PMIx_Init: no PMIx server knows this
+// process, most likely because it inherited the PMIX_* variables of
+// another job's process (a shell started by mpirun or srun --pty, a
+// program a rank started).
+func pmixInitHint(err error) string {
+	var pe *pmix.Error
+	if !errors.As(err, &pe) || pe.Call != "PMIx_Init" {
+		return ""
+	}
+	return " (no PMIx server knows this process: was it started by mpirun, prterun or srun --mpi=pmix? PMIX_* variables it inherited from a process of another job make it look so: remove them from its environment to run a job of one)"
 }
 
 func (b *pmixBoot) Rank() int       { return b.rank }

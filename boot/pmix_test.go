@@ -94,3 +94,29 @@ func TestPMIxNotAvailable(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, "no PMIX_NAMESPACE", why)
 }
+
+// staleEnv marks a test process whose PMIX_NAMESPACE no server knows.
+const staleEnv = "ACP_BOOT_TEST_PMIX_STALE"
+
+// A PMIX_NAMESPACE that no PMIx server knows (left from another job) makes
+// PMIx_Init fail: the message says what to remove. PMIx_Init reads the
+// process's environment, so a child process tries it.
+func TestPMIxStaleNamespace(t *testing.T) {
+	if os.Getenv(staleEnv) != "" {
+		_, err := Open(Options{NProcs: 1, Env: LauncherEnv(nil), Timeout: 10 * time.Second})
+		require.Error(t, err)
+		fmt.Println(err)
+		return
+	}
+	if _, err := pmix.Open(); err != nil {
+		t.Skipf("no PMIx library: %v", err)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run", "^TestPMIxStaleNamespace$", "-test.count=1")
+	cmd.Env = append(os.Environ(), staleEnv+"=1", "PMIX_NAMESPACE=stale-job")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "PMIX_NAMESPACE=stale-job: PMIx_Init failed")
+	assert.Contains(t, string(out), "PMIX_* variables it inherited from a process of another job make it look so: remove them from its environment to run a job of one")
+}
