@@ -195,7 +195,7 @@ func setLibrarySetting(c *config, s *core.Settings, opt, value string) error {
 	if def.Name == "" {
 		var names []string
 		for _, d := range s.Known() {
-			if _, owned := launcherOwned[d.Name]; !owned {
+			if _, owned := launcherOwned[d.Name]; !owned && !d.EnvOnly && !slices.Contains(handledAbove, d.Name) {
 				names = append(names, d.Option())
 			}
 		}

@@ -189,6 +189,13 @@ func TestParseErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), c.err)
 		})
 	}
+	// The list of settings names only those acprun passes on from a
+	// command line.
+	_, err = parseArgs([]string{"--acp-nosuch", "1", "prog"})
+	require.Error(t, err)
+	for _, notHere := range []string{"--acp-bind-thread-cpu", "--acp-launcher-defaults", "--acp-job-key", "--acp-myrank", "--acp-portfile"} {
+		assert.NotContains(t, err.Error(), notHere+" ")
+	}
 }
 
 func TestJobEnv(t *testing.T) {
