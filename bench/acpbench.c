@@ -1,7 +1,7 @@
 /*
  * acpbench - IMB-style benchmarks of ACP.
  *
- *     acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]
+ *     acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES] [-dist]
  *     acprun -np N acpbench sync
  *
  * pingpong: rank 0 copies N bytes into rank 1's starter memory with one
@@ -14,6 +14,11 @@
  * rest of its copy, the data is verified only after both sides completed
  * their copies and synchronised: once per size, every byte of both buffers.
  * Any mismatch makes the program exit non-zero.
+ *
+ * With -dist, rank 0 also times each round trip, and the table adds the
+ * minimum, median, 99th percentile and maximum of their halves (t_min,
+ * t_p50, t_p99, t_max; tripspread.h): on a shared machine they tell a
+ * size whose every trip was slow from one where a few took a time slice.
  *
  * Sizes 0, 1, 2, 4, ... up to 4 MiB (or -max). A copy of 0 bytes carries no
  * flag, so the 0-byte row times a 1-byte flag copy and, right after it, the
@@ -133,6 +138,10 @@ static uint8_t *my_base;
 static const char *bench = "pingpong";
 
 #include "putpingpong.h"
+#include "tripspread.h"
+
+static int dist;              /* pingpong -dist: the spread of single round trips */
+static trip_spread_t spread; /* of the last put_pingpong, on rank 0 with -dist */
 
 static double now(void)
 {
@@ -187,7 +196,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]\n"
-                    "                [-settle MS] [-rounds R]\n"
+                    "                [-settle MS] [-rounds R] [-dist]\n"
                     "       acprun -np NCPUS acpbench noise [-quanta N]\n"
                     "       acprun -np N acpbench sync [-settle MS]\n");
     exit(2);
@@ -229,6 +238,8 @@ static void parse_args(int argc, char **argv)
             quanta = strtol(argv[++i], &end, 0);
             if (*end != '\0' || quanta < 100)
                 usage();
+        } else if (strcmp(argv[i], "-dist") == 0) {
+            dist = 1;
         } else if (is_mode(argv[i])) {
             bench = argv[i];
         } else {
@@ -429,17 +440,23 @@ static double put_pingpong(size_t n, int reps)
         for (size_t i = 0; i + 1 < n; i++)
             sendbuf[i] = pat((size_t)me * 1000 + n, i);
     }
+    double *trips = dist && me == 0 ? trip_buffer(reps) : NULL, tprev = 0;
     acp_sync();
     double t0 = 0;
     if (me <= 1) {
         for (int i = 0; i < warm + reps; i++) {
             if (i == warm)
-                t0 = now();
+                tprev = t0 = now();
             last = (uint8_t)(1 + iter++ % 255);
             volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + FLAG_IN;
             if (me == 0) {
                 send_msg(mine, peer, n, last, sendbuf, flag);
                 wait_byte(wait_at, last);
+                if (trips != NULL && i >= warm) {
+                    double t1 = now();
+                    trips[i - warm] = t1 - tprev;
+                    tprev = t1;
+                }
             } else {
                 wait_byte(wait_at, last);
                 send_msg(mine, peer, n, last, sendbuf, flag);
@@ -447,6 +464,8 @@ static double put_pingpong(size_t n, int reps)
         }
     }
     double t = (now() - t0) / reps / 2; /* seconds, one way */
+    if (trips != NULL)
+        spread = trip_spread(trips, reps);
     acp_sync(); /* both sides' last copies are complete: data may be checked */
     if (me <= 1)
         verify(recv, flag, n, 1 - me, last);
@@ -458,13 +477,20 @@ static void pingpong(int nprocs)
     settle();
     if (me == 0) {
         print_title("PingPong", nprocs);
-        printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
+        printf("%13s%13s%13s%13s", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
+        if (dist)
+            print_trip_titles();
+        printf("\n");
     }
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
         int reps = reps_for(n);
         double t = put_pingpong(n, reps);
-        if (me == 0)
-            printf("%13zu%13d%13.3f%13.2f\n", n, reps, t * 1e6, (double)n / MB / t);
+        if (me == 0) {
+            printf("%13zu%13d%13.3f%13.2f", n, reps, t * 1e6, (double)n / MB / t);
+            if (dist)
+                print_trip_spread(spread);
+            printf("\n");
+        }
         fflush(stdout);
     }
 }

@@ -3,7 +3,7 @@
  * them, and, with --with-acp, ACP's put pingpong and acp_sync in the same
  * job, with the ratio of the two per message size.
  *
- *     mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES]
+ *     mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES] [-dist]
  *     mpirun -np N mpi_pingpong -barrier [--with-acp]     (the barrier only)
  *
  * MPI pingpong (IMB PingPong): rank 0 sends N bytes with MPI_Send, rank 1
@@ -30,6 +30,10 @@
  * MS) without calling MPI or ACP before the first size, as acpbench does
  * (see there why), and the ACP loops call only the library's C paths.
  *
+ * -dist: rank 0 also times each round trip, and the tables add the
+ * minimum, median, 99th percentile and maximum of their halves (t_min,
+ * t_p50, t_p99, t_max), as acpbench -dist does (tripspread.h).
+ *
  * Received data is checked after the last repetition of each size; any
  * mismatch makes the program exit non-zero.
  *
@@ -53,6 +57,7 @@
 #include <unistd.h>
 
 #include "acp.h"
+#include "tripspread.h"
 
 #define DEFAULT_MAX ((size_t)4 << 20)
 #define MB          1048576.0 /* IMB's Mbytes: 2^20 bytes */
@@ -72,6 +77,8 @@ static uint8_t *acp_base;
 static size_t sizes[MAX_SIZES];
 static int reps_of[MAX_SIZES], nsizes;
 static double t_mpi[MAX_SIZES], t_acp[MAX_SIZES];
+static int dist; /* -dist: the spread of single round trips (rank 0) */
+static trip_spread_t sp_mpi[MAX_SIZES], sp_acp[MAX_SIZES];
 
 static int reps_for(size_t n)
 {
@@ -88,7 +95,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     if (me == 0)
-        fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES] [-barrier] [-settle MS]\n");
+        fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES] [-barrier] [-settle MS] [-dist]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -100,6 +107,8 @@ static void parse_args(int argc, char **argv)
             i++; /* its value, for acp_init */
         } else if (strcmp(argv[i], "--with-acp") == 0) {
             with_acp = 1;
+        } else if (strcmp(argv[i], "-dist") == 0) {
+            dist = 1;
         } else if (strcmp(argv[i], "-barrier") == 0) {
             barrier_only = 1; /* any number of processes: only the barrier table */
         } else if (strcmp(argv[i], "-max") == 0 && i + 1 < argc) {
@@ -130,26 +139,39 @@ static void parse_args(int argc, char **argv)
 
 static uint8_t *mpi_send, *mpi_recv;
 
-static double mpi_pingpong(size_t n, int reps)
+/* Records round trip i (rank 0 with -dist): the time since the last. */
+static void trip_done(double *trips, int i, int warm, double *tprev)
+{
+    if (trips != NULL && i >= warm) {
+        double t1 = MPI_Wtime();
+        trips[i - warm] = t1 - *tprev;
+        *tprev = t1;
+    }
+}
+
+static double mpi_pingpong(size_t n, int reps, trip_spread_t *sp)
 {
     int peer = 1 - me;
     for (size_t i = 0; i < n; i++)
         mpi_send[i] = pat((size_t)me * 1000 + n, i);
     memset(mpi_recv, 0, n);
-    double t0 = 0;
+    double t0 = 0, *trips = dist && me == 0 ? trip_buffer(reps) : NULL, tprev = 0;
     int warm = warm_for(reps);
     for (int i = 0; i < warm + reps; i++) {
         if (i == warm)
-            t0 = MPI_Wtime();
+            tprev = t0 = MPI_Wtime();
         if (me == 0) {
             MPI_Send(mpi_send, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
             MPI_Recv(mpi_recv, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            trip_done(trips, i, warm, &tprev);
         } else {
             MPI_Recv(mpi_recv, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(mpi_send, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
         }
     }
     double t = (MPI_Wtime() - t0) / reps / 2;
+    if (trips != NULL)
+        *sp = trip_spread(trips, reps);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         if (mpi_recv[i] != pat((size_t)peer * 1000 + n, i))
@@ -175,7 +197,7 @@ static void acp_send_msg(acp_ga_t mine, acp_ga_t peer, size_t n, uint8_t v, uint
 
 static unsigned acp_iter; /* over all sizes: flag values never repeat back to back */
 
-static double acp_pingpong(size_t n, int reps, uint8_t *lastp)
+static double acp_pingpong(size_t n, int reps, uint8_t *lastp, trip_spread_t *sp)
 {
     acp_ga_t mine = acp_mine, peer = acp_peer;
     uint8_t *base = acp_base;
@@ -183,22 +205,25 @@ static double acp_pingpong(size_t n, int reps, uint8_t *lastp)
     for (size_t i = 0; i + 1 < n; i++)
         sendbuf[i] = pat((size_t)me * 1000 + n, i);
     uint8_t last = 0;
-    double t0 = 0;
+    double t0 = 0, *trips = dist && me == 0 ? trip_buffer(reps) : NULL, tprev = 0;
     int warm = warm_for(reps);
     for (int i = 0; i < warm + reps; i++) {
         if (i == warm)
-            t0 = MPI_Wtime();
+            tprev = t0 = MPI_Wtime();
         last = (uint8_t)(1 + acp_iter++ % 255);
         volatile uint8_t *wait_at = n > 0 ? recv + n - 1 : flag + FLAG_IN;
         if (me == 0) {
             acp_send_msg(mine, peer, n, last, sendbuf, flag);
             wait_byte(wait_at, last);
+            trip_done(trips, i, warm, &tprev);
         } else {
             wait_byte(wait_at, last);
             acp_send_msg(mine, peer, n, last, sendbuf, flag);
         }
     }
     double t = (MPI_Wtime() - t0) / reps / 2;
+    if (trips != NULL)
+        *sp = trip_spread(trips, reps);
     *lastp = last;
     return t;
 }
@@ -288,7 +313,7 @@ static void print_header(void)
     printf("\n");
 }
 
-static void print_pingpong(const char *what, const double *t)
+static void print_pingpong(const char *what, const double *t, const trip_spread_t *sp)
 {
     printf("#---------------------------------------------------\n");
     printf("# Benchmarking PingPong (%s)\n", what);
@@ -296,9 +321,16 @@ static void print_pingpong(const char *what, const double *t)
     if (nprocs > 2)
         printf("# ( %d additional processes waiting in %s)\n", nprocs - 2, t == t_acp ? "acp_sync" : "MPI_Barrier");
     printf("#---------------------------------------------------\n");
-    printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
-    for (int i = 0; i < nsizes; i++)
-        printf("%13zu%13d%13.3f%13.2f\n", sizes[i], reps_of[i], t[i] * 1e6, (double)sizes[i] / MB / t[i]);
+    printf("%13s%13s%13s%13s", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
+    if (dist)
+        print_trip_titles();
+    printf("\n");
+    for (int i = 0; i < nsizes; i++) {
+        printf("%13zu%13d%13.3f%13.2f", sizes[i], reps_of[i], t[i] * 1e6, (double)sizes[i] / MB / t[i]);
+        if (dist)
+            print_trip_spread(sp[i]);
+        printf("\n");
+    }
     printf("\n");
 }
 
@@ -371,13 +403,13 @@ int main(int argc, char **argv)
         reps_of[nsizes] = reps;
         MPI_Barrier(MPI_COMM_WORLD);
         if (me <= 1)
-            t_mpi[nsizes] = mpi_pingpong(n, reps);
+            t_mpi[nsizes] = mpi_pingpong(n, reps, &sp_mpi[nsizes]);
         MPI_Barrier(MPI_COMM_WORLD);
         if (with_acp) {
             uint8_t last = 0;
             acp_sync();
             if (me <= 1)
-                t_acp[nsizes] = acp_pingpong(n, reps, &last);
+                t_acp[nsizes] = acp_pingpong(n, reps, &last, &sp_acp[nsizes]);
             acp_sync(); /* both sides' last copies are complete: data may be checked */
             if (me <= 1)
                 acp_verify(n, last);
@@ -390,9 +422,9 @@ int main(int argc, char **argv)
 
     if (me == 0) {
         if (!barrier_only)
-            print_pingpong("MPI_Send/MPI_Recv", t_mpi);
+            print_pingpong("MPI_Send/MPI_Recv", t_mpi, sp_mpi);
         if (with_acp && !barrier_only)
-            print_pingpong("acp_copy put + acp_complete; peer spins on the last byte", t_acp);
+            print_pingpong("acp_copy put + acp_complete; peer spins on the last byte", t_acp, sp_acp);
         print_barrier("MPI_Barrier", mpi_bar);
         if (with_acp)
             print_barrier("acp_sync", acp_bar);
