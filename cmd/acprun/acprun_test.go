@@ -125,6 +125,76 @@ func TestCannotExecute(t *testing.T) {
 	assert.Contains(t, r.stderr, "permission denied")
 }
 
+// acprun waits for its ranks with one thread: -np 60 ran 67 threads when
+// each rank had a thread blocked waiting for it, and every thread counts
+// against the process limits the ranks need.
+func TestThreadsDoNotGrowWithRanks(t *testing.T) {
+	const np = 60
+	cmd := exec.Command(acprunPath, "-np", strconv.Itoa(np), "/bin/sleep", "3")
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Wait() }()
+	children := func() int {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+		n := len(strings.Fields(string(b)))
+		// Children forked by other threads of acprun are listed there.
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+		for _, task := range tasks {
+			if task.Name() != strconv.Itoa(cmd.Process.Pid) {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", cmd.Process.Pid, task.Name()))
+				n += len(strings.Fields(string(b)))
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return children() == np }, 2*time.Second, 10*time.Millisecond, "acprun did not start %d ranks", np)
+	time.Sleep(200 * time.Millisecond) // the waits have begun
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+	require.NoError(t, err)
+	assert.Less(t, len(tasks), 20, "acprun runs %d threads for %d ranks", len(tasks), np)
+}
+
+// A job that the process limits cut short while it starts (here a control
+// group allowing 25 tasks, -np 40) is stopped with a message that names
+// the rank and the limits, not "cannot execute" the program (which was
+// there). Needs root and a pids control group (v1 or v2) to make one in.
+func TestForkRefusedNamesTheLimits(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a control group")
+	}
+	var cg string
+	for _, root := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		dir := filepath.Join(root, fmt.Sprintf("acprun-test-%d", os.Getpid()))
+		if os.Mkdir(dir, 0o755) != nil {
+			continue
+		}
+		if os.WriteFile(filepath.Join(dir, "pids.max"), []byte("25"), 0o644) == nil {
+			cg = dir
+			break
+		}
+		_ = os.Remove(dir)
+	}
+	if cg == "" {
+		t.Skip("no pids control group to make one in (/sys/fs/cgroup/pids, /sys/fs/cgroup)")
+	}
+	defer func() {
+		// The job's processes are gone once acprun returned; the group
+		// may take a moment to notice.
+		for i := 0; i < 50 && os.Remove(cg) != nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", `echo $$ >"$1/cgroup.procs" && exec "$2" -np 40 /bin/sleep 5`, "sh", cg, acprunPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
+	assert.Equal(t, 127, exit.ExitCode())
+	assert.Regexp(t, `^acprun: cannot start rank [0-9]+ of 40: the system refused another process .*the control group /\S*acprun-test-[0-9]+ allows 25 tasks \(pids\.max; [0-9]+ in use\).*: lower -np or raise the limit\n$`, stderr.String())
+}
+
 // The kernel says "no such file or directory" of a script whose #! line
 // names a missing interpreter, and of a program built for a system whose
 // dynamic loader this one lacks: acprun names what is missing.

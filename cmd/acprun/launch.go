@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -203,7 +204,12 @@ func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool
 		if r == 0 {
 			cmd.Stdin = os.Stdin // the others read /dev/null
 		}
-		if err := startRank(cmd, pin); err != nil {
+		if err := startRank(cmd, pin); errors.Is(err, syscall.EAGAIN) {
+			l.logf("%s", forkRefused(r, l.cfg.np))
+			l.decide(exitNoExec)
+			l.stop(syscall.SIGKILL)
+			return
+		} else if err != nil {
 			l.logf("cannot execute %s: %v", l.cfg.argv[0], execFailure(path, err))
 			l.decide(exitNoExec)
 			l.stop(syscall.SIGKILL)
@@ -212,14 +218,15 @@ func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool
 		l.debugf("rank %d: pid %d, %s", r, cmd.Process.Pid, bindText(cpu, thread))
 		l.cmds = append(l.cmds, cmd)
 		l.alive++
-		go func() {
-			_ = cmd.Wait()
-			ev := event{kind: rankExited, rank: r, status: cmd.ProcessState.ExitCode()}
-			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		ranksReaper().watch(cmd.Process.Pid, func(ws syscall.WaitStatus) {
+			ev := event{kind: rankExited, rank: r, status: ws.ExitStatus()}
+			if ws.Signaled() {
 				ev.signal, ev.status = ws.Signal(), 128+int(ws.Signal())
 			}
+			// The pidfd of a reaped process (signals to it fail from now).
+			_ = cmd.Process.Release()
 			l.events <- ev
-		}()
+		})
 	}
 }
 

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,6 +47,80 @@ var forkThread = sync.OnceValue(func() *forker {
 	}()
 	return f
 })
+
+// reaper waits for the ranks with one thread, blocked in wait4 for any
+// child. exec.Cmd.Wait blocks a thread per rank (waitid on the rank's
+// pidfd): acprun -np 60 ran 67 threads, and each counts against the
+// user's and the control group's process limits, which the ranks need.
+// acprun has no children but the ranks.
+type reaper struct {
+	mu       sync.Mutex
+	alive    sync.Cond                        // signalled when unreaped grows
+	unreaped int                              // children watched and not yet reaped
+	waiting  map[int]func(syscall.WaitStatus) // by pid
+	early    map[int]syscall.WaitStatus       // reaped before watch named them
+}
+
+var ranksReaper = sync.OnceValue(func() *reaper {
+	r := &reaper{waiting: map[int]func(syscall.WaitStatus){}, early: map[int]syscall.WaitStatus{}}
+	r.alive.L = &r.mu
+	go r.loop()
+	return r
+})
+
+// watch calls exited with pid's status once the started child pid ended
+// (from the reaper's goroutine).
+func (r *reaper) watch(pid int, exited func(syscall.WaitStatus)) {
+	r.mu.Lock()
+	ws, done := r.early[pid]
+	if done {
+		delete(r.early, pid)
+	} else {
+		r.waiting[pid] = exited
+		r.unreaped++
+		r.alive.Signal()
+	}
+	r.mu.Unlock()
+	if done {
+		exited(ws)
+	}
+}
+
+// loop reaps one child per child watched (wait4 with no child to wait for
+// would return at once), never blocking watch: a job's ranks may all be
+// running at once.
+func (r *reaper) loop() {
+	for {
+		r.mu.Lock()
+		for r.unreaped == 0 {
+			r.alive.Wait()
+		}
+		r.mu.Unlock()
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		for err == syscall.EINTR {
+			pid, err = syscall.Wait4(-1, &ws, 0, nil)
+		}
+		if err != nil {
+			// ECHILD: no child left (cannot happen while one is watched:
+			// only this goroutine reaps). Do not spin.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		r.mu.Lock()
+		exited, ok := r.waiting[pid]
+		if ok {
+			delete(r.waiting, pid)
+			r.unreaped--
+		} else {
+			r.early[pid] = ws
+		}
+		r.mu.Unlock()
+		if ok {
+			exited(ws)
+		}
+	}
+}
 
 // descendants lists the processes below the given ones (children,
 // grandchildren...), so that stopping a rank that is a shell script also
@@ -122,4 +199,71 @@ func checkProcessLimit(np int) error {
 		return fmt.Errorf("option -np %d: this machine cannot run so many processes (%s); acprun starts every rank here", np, what)
 	}
 	return nil
+}
+
+// forkRefused says why the kernel may have refused to create rank's
+// process with EAGAIN, and what to change: the limits on this user's
+// processes and on this job's control group, which count every thread of
+// every rank (a rank runs several), and kernel.threads-max.
+func forkRefused(rank, np int) string {
+	var limits []string
+	if _, what := processLimit(); what != "" {
+		limits = append(limits, what)
+	}
+	if dir, max, cur, ok := pidsLimit(); ok {
+		limits = append(limits, fmt.Sprintf("the control group %s allows %d tasks (pids.max; %d in use)", dir, max, cur))
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/threads-max"); err == nil {
+		limits = append(limits, "kernel.threads-max is "+strings.TrimSpace(string(b)))
+	}
+	return fmt.Sprintf("cannot start rank %d of %d: the system refused another process (resource temporarily unavailable); "+
+		"every thread of every rank counts against the limits (%s): lower -np or raise the limit",
+		rank, np, strings.Join(limits, "; "))
+}
+
+// pidsLimit returns the innermost control group above this process (its
+// own included) whose pids.max bounds its tasks, with that bound and the
+// tasks counted there now; ok is false when none does or none is readable.
+func pidsLimit() (dir string, limit, current int, ok bool) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", 0, 0, false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		// "ID:CONTROLLERS:PATH": controllers "pids" (v1) or "" (v2).
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var roots []string
+		switch {
+		case f[1] == "":
+			roots = []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
+		case slices.Contains(strings.Split(f[1], ","), "pids"):
+			roots = []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup/" + f[1]}
+		default:
+			continue
+		}
+		for _, root := range roots {
+			for p := path.Clean(f[2]); ; p = path.Dir(p) {
+				if n, err := readInt(path.Join(root, p, "pids.max")); err == nil {
+					cur, _ := readInt(path.Join(root, p, "pids.current"))
+					return p, n, cur, true
+				}
+				if p == "/" {
+					break
+				}
+			}
+		}
+	}
+	return "", 0, 0, false
+}
+
+// readInt reads a file holding one decimal number ("max" is not one).
+func readInt(file string) (int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
