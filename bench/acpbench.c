@@ -20,14 +20,16 @@
  * t_p50, t_p99, t_max; tripspread.h): on a shared machine they tell a
  * size whose every trip was slow from one where a few took a time slice.
  *
- * Sizes 0, 1, 2, 4, ... up to 4 MiB (or -max). A copy of 0 bytes carries no
+ * Sizes 0, 1, 2, 4, ... up to 4 MiB (or -max), those below -min BYTES left
+ * out (every benchmark that goes through sizes). A copy of 0 bytes carries no
  * flag, so the 0-byte row times a 1-byte flag copy and, right after it, the
  * 0-byte copy, completed together: the cost of a notification. The waits
  * poll without yielding for their first 4096 turns, then yield every 256
  * (putpingpong.h). Repetitions follow IMB's
  * rule: 1000, but at most 40 MiB / N (640 for 64 KiB ... 10 for 4 MiB);
  * 10 % of that (at least 2) more iterations run first as warm-up and are
- * not timed.
+ * not timed. -reps N: N repetitions of every size instead (a steadier
+ * -dist at large sizes).
  *
  * chpingpong: the same exchange over two channels (rank 0 to 1 and back):
  * acp_nbsend_ch + acp_wait_ch, acp_nbrecv_ch + acp_wait_ch. Every message is
@@ -128,7 +130,7 @@
 #define MAX_REPS       1000
 #define MAX_ROUNDS     99 /* -rounds */
 
-static size_t max_size;
+static size_t max_size, min_size; /* -max, -min */
 static int me, failures;
 static double settle_ms = 50;
 static int rounds = 3; /* chpingpong, chbw: alternated rounds per size */
@@ -179,8 +181,12 @@ static void settle(void)
         ;
 }
 
+static int reps_fixed; /* -reps: repetitions of every size instead of IMB's */
+
 static int reps_for(size_t n)
 {
+    if (reps_fixed > 0)
+        return reps_fixed;
     if (n == 0 || OVERALL_VOL / n >= MAX_REPS)
         return MAX_REPS;
     size_t r = OVERALL_VOL / n;
@@ -196,7 +202,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]\n"
-                    "                [-settle MS] [-rounds R] [-dist]\n"
+                    "                [-min BYTES] [-reps N] [-settle MS] [-rounds R] [-dist]\n"
                     "       acprun -np NCPUS acpbench noise [-quanta N]\n"
                     "       acprun -np N acpbench sync [-settle MS]\n");
     exit(2);
@@ -237,6 +243,17 @@ static void parse_args(int argc, char **argv)
             char *end;
             quanta = strtol(argv[++i], &end, 0);
             if (*end != '\0' || quanta < 100)
+                usage();
+        } else if (strcmp(argv[i], "-reps") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 0);
+            if (*end != '\0' || v < 1 || v > 100000000)
+                usage();
+            reps_fixed = (int)v;
+        } else if (strcmp(argv[i], "-min") == 0 && i + 1 < argc) {
+            char *end;
+            min_size = strtoull(argv[++i], &end, 0);
+            if (*end != '\0')
                 usage();
         } else if (strcmp(argv[i], "-dist") == 0) {
             dist = 1;
@@ -483,6 +500,8 @@ static void pingpong(int nprocs)
         printf("\n");
     }
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        if (n < min_size)
+            continue; /* -min: on every rank alike */
         int reps = reps_for(n);
         double t = put_pingpong(n, reps);
         if (me == 0) {
@@ -614,6 +633,8 @@ static void chpingpong(int nprocs)
     }
     double tch[MAX_ROUNDS], tref[MAX_ROUNDS];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        if (n < min_size)
+            continue; /* -min: on every rank alike */
         int reps = reps_for(n);
         for (int k = 0; k < rounds; k++) {
             tref[k] = put_pingpong(n, reps);
@@ -808,6 +829,8 @@ static void chbw(int nprocs)
     }
     double tch[MAX_ROUNDS], tref[MAX_ROUNDS];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        if (n < min_size)
+            continue; /* -min: on every rank alike */
         int w = window_for(n), windows = windows_for(n, w);
         for (int k = 0; k < rounds; k++) {
             tref[k] = put_bw(n, w, windows);
@@ -841,6 +864,8 @@ static void get_latency(int nprocs)
         for (size_t i = 0; i < max_size; i++)
             base[send_off() + i] = pat(4242, i);
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        if (n < min_size)
+            continue; /* -min: on every rank alike */
         int reps = reps_for(n), warm = warmup_for(reps);
         acp_sync();
         double t0 = 0;
@@ -880,6 +905,8 @@ static void copy_bw(int nprocs, int put)
         printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec");
     }
     for (size_t n = 1; n <= max_size; n *= 2) {
+        if (n < min_size)
+            continue; /* -min: on every rank alike */
         int w = window_for(n), windows = windows_for(n, w);
         if (me == (put ? 0 : 1)) {
             fill_window(bw_buf, n, w);
@@ -1123,6 +1150,8 @@ static void passive(int nprocs)
         printf("%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t_pure[usec]", "t_ovrl[usec]", "ratio");
     }
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+        if (n < min_size)
+            continue; /* -min: on every rank alike */
         int reps = reps_for(n) / 10 + 5;
         double t[2] = {0, 0};
         for (int busy = 0; busy < 2; busy++) {

@@ -13,7 +13,7 @@
  * last byte to change (spinning on memory, no ACP call) and answers the
  * same way. For both, t[usec] is half the round trip and Mbytes/sec is
  * N / t with 1 Mbyte = 2^20 bytes. Sizes 0, 1, 2, 4, ... up to 4 MiB (or
- * -max); repetitions follow IMB: 1000, but at most 40 MiB / N; 10 % of
+ * -max; -min leaves out smaller ones); repetitions follow IMB (or -reps N): 1000, but at most 40 MiB / N; 10 % of
  * that (at least 2) more run first as warm-up and are not timed. For ACP a
  * 0-byte copy carries no flag, so its row times a 1-byte flag copy and,
  * right after it, the 0-byte copy (the cost of a notification), as in
@@ -67,7 +67,7 @@
 #define BARRIER_WARM 100
 #define MAX_SIZES   64
 
-static size_t max_size = DEFAULT_MAX;
+static size_t max_size = DEFAULT_MAX, min_size; /* -max, -min */
 static int with_acp, barrier_only, me, nprocs, failures;
 static double settle_ms = 50;
 static acp_ga_t acp_mine, acp_peer; /* starter memory: mine and rank 1 - me's */
@@ -80,8 +80,12 @@ static double t_mpi[MAX_SIZES], t_acp[MAX_SIZES];
 static int dist; /* -dist: the spread of single round trips (rank 0) */
 static trip_spread_t sp_mpi[MAX_SIZES], sp_acp[MAX_SIZES];
 
+static int reps_fixed; /* -reps: repetitions of every size instead of IMB's */
+
 static int reps_for(size_t n)
 {
+    if (reps_fixed > 0)
+        return reps_fixed;
     if (n == 0 || OVERALL_VOL / n >= MAX_REPS)
         return MAX_REPS;
     size_t r = OVERALL_VOL / n;
@@ -95,7 +99,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     if (me == 0)
-        fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES] [-barrier] [-settle MS] [-dist]\n");
+        fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [--with-acp] [-max BYTES] [-min BYTES] [-reps N] [-barrier] [-settle MS] [-dist]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -107,6 +111,23 @@ static void parse_args(int argc, char **argv)
             i++; /* its value, for acp_init */
         } else if (strcmp(argv[i], "--with-acp") == 0) {
             with_acp = 1;
+        } else if (strcmp(argv[i], "-reps") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 0);
+            if (*end != '\0' || v < 1 || v > 100000000) {
+                if (me == 0)
+                    fprintf(stderr, "mpi_pingpong: -reps %s: must be a number of repetitions, 1 to 10^8\n", argv[i]);
+                usage();
+            }
+            reps_fixed = (int)v;
+        } else if (strcmp(argv[i], "-min") == 0 && i + 1 < argc) {
+            char *end;
+            min_size = strtoull(argv[++i], &end, 0);
+            if (*end != '\0') {
+                if (me == 0)
+                    fprintf(stderr, "mpi_pingpong: -min %s: must be a number of bytes\n", argv[i]);
+                usage();
+            }
         } else if (strcmp(argv[i], "-dist") == 0) {
             dist = 1;
         } else if (strcmp(argv[i], "-barrier") == 0) {
@@ -398,6 +419,8 @@ int main(int argc, char **argv)
         ; /* settle: no MPI or ACP calls */
 
     for (size_t n = 0; n <= max_size && nsizes < MAX_SIZES && !barrier_only; n = n ? 2 * n : 1) {
+        if (n < min_size)
+            continue;
         int reps = reps_for(n);
         sizes[nsizes] = n;
         reps_of[nsizes] = reps;
