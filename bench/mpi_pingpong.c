@@ -13,8 +13,9 @@
  * last byte to change (spinning on memory, no ACP call) and answers the
  * same way. For both, t[usec] is half the round trip and Mbytes/sec is
  * N / t with 1 Mbyte = 2^20 bytes. Sizes 0, 1, 2, 4, ... up to 4 MiB (or
- * -max; -min leaves out smaller ones); repetitions follow IMB (or -reps N): 1000, but at most 40 MiB / N; 10 % of
- * that (at least 2) more run first as warm-up and are not timed. For ACP a
+ * -max; -min leaves out smaller ones); repetitions follow IMB (or -reps
+ * N): 1000, but at most 40 MiB / N; 10 % of that (at least 2) more run
+ * first as warm-up and are not timed. For ACP a
  * 0-byte copy carries no flag, so its row times a 1-byte flag copy and,
  * right after it, the 0-byte copy (the cost of a notification), as in
  * acpbench.
