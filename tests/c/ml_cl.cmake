@@ -123,3 +123,19 @@ if(ACPRUN)
     endforeach()
   endforeach()
 endif()
+
+# Channels from 4 threads of every rank at once (t_thr_ch), with the rings
+# in registered slabs (Go) and, with a large CL starter memory, mapped
+# (the C fast path).
+add_executable(t_thr_ch t_thr_ch.c acptest.h)
+target_link_libraries(t_thr_ch PRIVATE ACP::acp Threads::Threads)
+target_compile_options(t_thr_ch PRIVATE -Wall -Wextra)
+set_target_properties(t_thr_ch PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+acp_c_test(t_thr_ch SMEM 4096 NPS 2 4 UDP_NP 4 TIMEOUT 150 LABELS cl threads)
+if(ACPRUN)
+  foreach(np 2 4)
+    add_test(NAME t_thr_ch_mapped_np${np}
+      COMMAND ${ACPRUN} -np ${np} --timeout 150 --acp-size-smem 4096 --acp-size-smem-cl 4194304 $<TARGET_FILE:t_thr_ch>)
+    set_tests_properties(t_thr_ch_mapped_np${np} PROPERTIES LABELS "c;cl;threads;np${np}" TIMEOUT 180)
+  endforeach()
+endif()

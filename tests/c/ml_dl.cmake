@@ -127,3 +127,13 @@ target_compile_options(t_garbage PRIVATE -Wall -Wextra)
 set_target_properties(t_garbage PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
 acp_c_test(t_garbage SMEM 4096 NPS 1 2 3 UDP_NP 2 SINGLETON TIMEOUT 60
            ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
+
+# The data library from 4 threads of every rank at once (t_thr_dl): each
+# thread its own containers and blocks, then one set, multiset and map
+# shared by every thread of every rank.
+add_executable(t_thr_dl t_thr_dl.c acptest.h)
+target_link_libraries(t_thr_dl PRIVATE ACP::acp Threads::Threads)
+target_compile_options(t_thr_dl PRIVATE -Wall -Wextra)
+set_target_properties(t_thr_dl PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+acp_c_test(t_thr_dl SMEM 4096 NPS 1 2 4 UDP_NP 4 SINGLETON TIMEOUT 150
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl threads)

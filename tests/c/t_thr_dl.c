@@ -1,0 +1,370 @@
+/*
+ * t_thr_dl: the data library called from several threads of every rank at
+ * once (decisions.md #20: every function may be called from several
+ * threads).
+ *
+ * Phase 1, each thread its own objects: 4 threads per rank, each with a
+ * buffer it registers itself, make a vector, a deque and a list on
+ * different ranks, fill them with words that name rank, thread and
+ * position, check every byte and every size, shrink and destroy them, and
+ * acp_malloc/acp_free blocks on every rank in between. Scratch buffers,
+ * heap locks and everything the library keeps per process are shared by
+ * the threads; a value of another thread, a lost element or a block handed
+ * out twice shows as a wrong word.
+ *
+ * Phase 2, shared objects: one set, one multiset and one map with tables
+ * on every rank and only three slots per table (so that threads of every
+ * rank meet on the same slot locks). Every thread of every rank inserts its
+ * own keys into all three and one common key into the multiset; then every
+ * key must be found with its value, the sizes and the common key's count
+ * must be exact; then every thread removes half of its keys at once, and
+ * exactly the other half must remain.
+ *
+ * At the end every heap must be one free block again: nothing leaked,
+ * nothing freed twice. Run with ACP_SIZE_SMEM_DL=1048576.
+ */
+#include <pthread.h>
+
+#include "acptest.h"
+
+#define NT 4        /* threads per rank */
+#define K 48        /* elements per thread and container */
+#define BUF 65536   /* per-thread registered buffer */
+#define DLSIZE 1048576ull
+#define MAXREQ ((((DLSIZE - 16) & ~7ull) - 80) - 16)
+
+static int me, nprocs;
+
+struct targ {
+    int t;
+    int failures;
+    uint64_t *buf; /* registered; [0, K) values, [K, 2K) results, [2K..) keys */
+    acp_ga_t ga;
+    acp_set_t set;
+    acp_multiset_t ms;
+    acp_map_t map;
+};
+
+#define TFAIL(a, ...)                                                               \
+    do {                                                                            \
+        (a)->failures++;                                                            \
+        if ((a)->failures < 20) {                                                   \
+            char m_[256];                                                           \
+            snprintf(m_, sizeof m_, __VA_ARGS__);                                   \
+            printf("rank %d: FAIL %s:%d: thread %d: %s\n", me, __FILE__, __LINE__, \
+                   (a)->t, m_);                                                     \
+        }                                                                           \
+    } while (0)
+
+static uint64_t val(int rank, int t, int i) { return (uint64_t)rank << 40 | (uint64_t)t << 32 | (uint64_t)i << 8 | 0x5a; }
+
+/* The word at ga (any rank), through the thread's buffer. */
+static uint64_t rd(struct targ *a, acp_ga_t ga)
+{
+    a->buf[2 * K] = 0xeeeeeeeeeeeeeeeeull;
+    acp_complete(acp_copy(a->ga + 16 * K, ga, 8, ACP_HANDLE_NULL));
+    return a->buf[2 * K];
+}
+
+static acp_ga_t vga(struct targ *a, int i) { return a->ga + 8 * (uint64_t)i; }
+
+static void own_vector(struct targ *a)
+{
+    int r = (me + a->t) % nprocs;
+    acp_vector_t v = acp_create_vector(0, r);
+    if (v.ga == ACP_GA_NULL) {
+        TFAIL(a, "acp_create_vector(0, %d) failed", r);
+        return;
+    }
+    for (int i = 0; i < K; i++)
+        acp_push_back_vector(v, vga(a, i), 8);
+    size_t n = acp_size_vector(v);
+    if (n != 8 * K)
+        TFAIL(a, "vector size %zu after %d push_backs of 8 bytes, want %d", n, K, 8 * K);
+    acp_ga_t body = acp_at_vector(v, 0);
+    if (body != ACP_GA_NULL && n == 8 * K) {
+        acp_complete(acp_copy(a->ga + 8 * K, body, 8 * K, ACP_HANDLE_NULL));
+        for (int i = 0; i < K; i++)
+            if (a->buf[K + i] != a->buf[i])
+                TFAIL(a, "vector word %d is %#" PRIx64 ", want %#" PRIx64, i, a->buf[K + i], a->buf[i]);
+    }
+    acp_pop_back_vector(v, 8 * K / 2);
+    acp_insert_vector(acp_begin_vector(v), vga(a, K - 1), 8);
+    if ((n = acp_size_vector(v)) != 8 * (K / 2 + 1))
+        TFAIL(a, "vector size %zu after pop_back and insert, want %d", n, 8 * (K / 2 + 1));
+    if (rd(a, acp_at_vector(v, 0)) != a->buf[K - 1] || rd(a, acp_at_vector(v, 8)) != a->buf[0])
+        TFAIL(a, "vector after insert at its front: words 0, 1 are wrong");
+    acp_destroy_vector(v);
+}
+
+static void own_deque(struct targ *a)
+{
+    int r = (me + a->t + 1) % nprocs;
+    acp_deque_t d = acp_create_deque(16, r);
+    if (d.ga == ACP_GA_NULL) {
+        TFAIL(a, "acp_create_deque(16, %d) failed", r);
+        return;
+    }
+    /* push_front the even values, push_back the odd ones: the deque holds
+     * ..., 4, 2, 0, 1, 3, 5, ... */
+    for (int i = 0; i < K; i++) {
+        if (i % 2 == 0)
+            acp_push_front_deque(d, vga(a, i), 8);
+        else
+            acp_push_back_deque(d, vga(a, i), 8);
+    }
+    size_t n = acp_size_deque(d);
+    if (n != 8 * K)
+        TFAIL(a, "deque size %zu, want %d", n, 8 * K);
+    for (int j = 0; j < K && n == 8 * K; j++) {
+        int want = j < K / 2 ? K - 2 - 2 * j : 2 * (j - K / 2) + 1;
+        uint64_t got = rd(a, acp_at_deque(d, 8 * j));
+        if (got != a->buf[want])
+            TFAIL(a, "deque word %d is %#" PRIx64 ", want %#" PRIx64, j, got, a->buf[want]);
+    }
+    acp_pop_front_deque(d, 8);
+    acp_pop_back_deque(d, 8);
+    if ((n = acp_size_deque(d)) != 8 * (K - 2))
+        TFAIL(a, "deque size %zu after a pop at each end, want %d", n, 8 * (K - 2));
+    acp_destroy_deque(d);
+}
+
+static void own_list(struct targ *a)
+{
+    int r = (me + a->t + 2) % nprocs;
+    acp_list_t l = acp_create_list(r);
+    if (l.ga == ACP_GA_NULL) {
+        TFAIL(a, "acp_create_list(%d) failed", r);
+        return;
+    }
+    for (int i = 0; i < K; i++) {
+        acp_element_t e = { vga(a, i), 8 };
+        acp_push_back_list(l, e, (r + i) % nprocs);
+    }
+    size_t n = acp_size_list(l);
+    if (n != K)
+        TFAIL(a, "list size %zu, want %d", n, K);
+    acp_list_it_t it = acp_begin_list(l), end = acp_end_list(l);
+    int i = 0;
+    for (; it.elem != end.elem && i <= K; it = acp_increment_list_it(it), i++) {
+        acp_element_t e = acp_dereference_list_it(it);
+        uint64_t got = e.size == 8 ? rd(a, e.ga) : 0;
+        if (i < K && got != a->buf[i])
+            TFAIL(a, "list element %d is %#" PRIx64 " (%zu bytes), want %#" PRIx64, i, got, e.size, a->buf[i]);
+    }
+    if (i != K)
+        TFAIL(a, "walking the list gave %d elements, want %d", i, K);
+    acp_pop_front_list(l);
+    acp_pop_back_list(l);
+    if ((n = acp_size_list(l)) != K - 2)
+        TFAIL(a, "list size %zu after a pop at each end, want %d", n, K - 2);
+    acp_destroy_list(l);
+}
+
+/* Blocks on every rank, filled and checked while the other threads do the
+ * same: a block handed to two threads would show. */
+static void own_blocks(struct targ *a, int round)
+{
+    acp_ga_t g[8];
+    for (int j = 0; j < 8; j++) {
+        g[j] = acp_malloc(8 * (1 + j), (me + j) % nprocs);
+        if (g[j] == ACP_GA_NULL) {
+            TFAIL(a, "acp_malloc(%d, %d) failed", 8 * (1 + j), (me + j) % nprocs);
+            continue;
+        }
+        for (int w = 0; w <= j; w++)
+            a->buf[K + w] = val(me, a->t, round * 64 + j * 8 + w);
+        acp_complete(acp_copy(g[j], a->ga + 8 * K, 8 * (uint64_t)(j + 1), ACP_HANDLE_NULL));
+    }
+    for (int j = 0; j < 8; j++) {
+        if (g[j] == ACP_GA_NULL)
+            continue;
+        for (int w = 0; w <= j; w++) {
+            uint64_t got = rd(a, g[j] + 8 * (uint64_t)w);
+            if (got != val(me, a->t, round * 64 + j * 8 + w))
+                TFAIL(a, "block %d word %d is %#" PRIx64 ", want %#" PRIx64, j, w, got, val(me, a->t, round * 64 + j * 8 + w));
+        }
+        acp_free(g[j]);
+    }
+}
+
+static void *phase1(void *p)
+{
+    struct targ *a = p;
+    a->buf = calloc(1, BUF);
+    acp_atkey_t key = acp_register_memory(a->buf, BUF, 0);
+    a->ga = acp_query_ga(key, a->buf);
+    if (a->ga == ACP_GA_NULL) {
+        TFAIL(a, "cannot register a buffer");
+        return NULL;
+    }
+    for (int i = 0; i < K; i++)
+        a->buf[i] = val(me, a->t, i);
+    for (int round = 0; round < 3; round++) {
+        own_blocks(a, round);
+        own_vector(a);
+        own_deque(a);
+        own_list(a);
+    }
+    return NULL;
+}
+
+/* Key i of thread t of rank r: one word, at [2K + 1 + i] of the buffer. */
+static acp_element_t key_of(struct targ *a, int i)
+{
+    acp_element_t e = { a->ga + 8 * (uint64_t)(2 * K + 1 + i), 8 };
+    return e;
+}
+
+static void *phase2_insert(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < K; i++)
+        a->buf[2 * K + 1 + i] = val(me, a->t, i) ^ 0xabcdef;
+    a->buf[3 * K + 2] = 0xc0ffee; /* the common key */
+    acp_element_t common = { a->ga + 8 * (uint64_t)(3 * K + 2), 8 };
+    for (int i = 0; i < K; i++) {
+        acp_element_t k = key_of(a, i);
+        if (acp_insert_set(a->set, k) != 1)
+            TFAIL(a, "acp_insert_set of key %d did not return 1", i);
+        acp_insert_multiset(a->ms, k);
+        acp_insert_multiset(a->ms, common);
+        /* The value of key i is value i of the thread. */
+        acp_pair_t pr = { k, { vga(a, i), 8 } };
+        if (acp_insert_map(a->map, pr) != 1)
+            TFAIL(a, "acp_insert_map of key %d did not return 1 (new key)", i);
+    }
+    return NULL;
+}
+
+static void *phase2_check(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < K; i++) {
+        acp_element_t k = key_of(a, i);
+        acp_set_it_t s = acp_find_set(a->set, k);
+        if (s.elem == ACP_GA_NULL)
+            TFAIL(a, "key %d is not in the set", i);
+        else if (rd(a, acp_dereference_set_it(s).ga) != a->buf[2 * K + 1 + i])
+            TFAIL(a, "the set's element of key %d holds another key", i);
+        uint64_t c = acp_retrieve_multiset(a->ms, k);
+        if (c != 1)
+            TFAIL(a, "multiset count of key %d is %" PRIu64 ", want 1", i, c);
+        acp_map_it_t m = acp_find_map(a->map, k);
+        if (m.elem == ACP_GA_NULL) {
+            TFAIL(a, "key %d is not in the map", i);
+            continue;
+        }
+        acp_pair_t pr = acp_dereference_map_it(m);
+        uint64_t got = pr.second.size == 8 ? rd(a, pr.second.ga) : 0;
+        if (got != a->buf[i])
+            TFAIL(a, "map value of key %d is %#" PRIx64 " (%zu bytes), want %#" PRIx64, i, got, pr.second.size, a->buf[i]);
+    }
+    return NULL;
+}
+
+static void *phase2_remove(void *p)
+{
+    struct targ *a = p;
+    for (int i = 1; i < K; i += 2) {
+        acp_element_t k = key_of(a, i);
+        acp_remove_set(a->set, k);
+        acp_remove_multiset(a->ms, k);
+        acp_remove_map(a->map, k);
+    }
+    return NULL;
+}
+
+static void *phase2_check_removed(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < K; i++) {
+        acp_element_t k = key_of(a, i);
+        int want = i % 2 == 0;
+        if ((acp_find_set(a->set, k).elem != ACP_GA_NULL) != want)
+            TFAIL(a, "set: key %d is %s after the removals", i, want ? "missing" : "still there");
+        if (acp_retrieve_multiset(a->ms, k) != (uint64_t)want)
+            TFAIL(a, "multiset: key %d counts %" PRIu64 " after the removals", i, acp_retrieve_multiset(a->ms, k));
+        if ((acp_find_map(a->map, k).elem != ACP_GA_NULL) != want)
+            TFAIL(a, "map: key %d is %s after the removals", i, want ? "missing" : "still there");
+    }
+    return NULL;
+}
+
+static void run(struct targ *a, void *(*fn)(void *))
+{
+    pthread_t th[NT];
+    for (int t = 0; t < NT; t++)
+        if (pthread_create(&th[t], NULL, fn, &a[t]) != 0)
+            FATAL("pthread_create");
+    for (int t = 0; t < NT; t++)
+        pthread_join(th[t], NULL);
+}
+
+int main(int argc, char **argv)
+{
+    acpt_init(&argc, &argv);
+    me = acp_rank();
+    nprocs = acp_procs();
+    acpt_need_smem(4096);
+
+    struct targ a[NT];
+    memset(a, 0, sizeof a);
+    for (int t = 0; t < NT; t++)
+        a[t].t = t;
+    acp_sync();
+    run(a, phase1);
+    acp_sync();
+
+    uint64_t h[3] = { 0 }, all[64];
+    if (me == 0) {
+        acp_set_t s = acp_create_set(0, NULL, 3, 0);
+        acp_multiset_t m = acp_create_multiset(0, NULL, 3, nprocs - 1);
+        acp_map_t p = acp_create_map(0, NULL, 3, nprocs / 2);
+        CHECK(s.ga != ACP_GA_NULL && m.ga != ACP_GA_NULL && p.ga != ACP_GA_NULL, "creating the shared containers");
+        h[0] = s.ga, h[1] = m.ga, h[2] = p.ga;
+    }
+    for (int i = 0; i < 3; i++) {
+        acpt_allgather_u64(h[i], all, 0);
+        h[i] = all[0];
+    }
+    for (int t = 0; t < NT; t++) {
+        a[t].set = (acp_set_t){ h[0], nprocs, 3 };
+        a[t].ms = (acp_multiset_t){ h[1], nprocs, 3 };
+        a[t].map = (acp_map_t){ h[2], nprocs, 3 };
+    }
+    run(a, phase2_insert);
+    acp_sync();
+    uint64_t total = (uint64_t)nprocs * NT * K;
+    CHECK_INT(acp_size_set(a[0].set), total, "set size after every thread of every rank inserted %d keys", K);
+    CHECK_INT(acp_size_multiset(a[0].ms), total + 1, "multiset distinct keys");
+    CHECK_INT(acp_size_map(a[0].map), total, "map size");
+    CHECK_INT(acp_retrieve_multiset(a[0].ms, (acp_element_t){ a[0].ga + 8 * (3 * K + 2), 8 }), total,
+              "count of the key every thread inserted %d times", K);
+    run(a, phase2_check);
+    acp_sync();
+    run(a, phase2_remove);
+    acp_sync();
+    CHECK_INT(acp_size_set(a[0].set), total / 2, "set size after every thread removed half its keys");
+    CHECK_INT(acp_size_multiset(a[0].ms), total / 2 + 1, "multiset distinct keys after the removals");
+    CHECK_INT(acp_size_map(a[0].map), total / 2, "map size after the removals");
+    run(a, phase2_check_removed);
+    acp_sync();
+    if (me == 0) {
+        acp_destroy_set(a[0].set);
+        acp_destroy_multiset(a[0].ms);
+        acp_destroy_map(a[0].map);
+    }
+    acp_sync();
+
+    /* Nothing leaked and nothing was freed twice: my heap is one block. */
+    acp_ga_t whole = acp_malloc(MAXREQ, me);
+    CHECK(whole != ACP_GA_NULL, "after everything was destroyed my heap is one free block again");
+    acp_free(whole);
+    for (int t = 0; t < NT; t++)
+        CHECK_INT(a[t].failures, 0, "failures of thread %d", t);
+    int rc = acpt_finish("t_thr_dl");
+    for (int t = 0; t < NT; t++)
+        free(a[t].buf);
+    return rc;
+}
