@@ -384,8 +384,10 @@ int acp_waitall_ch(acp_request_t *request, int, size_t *);
  * (ACP_GA_NULL, 0, an unchanged iterator...); ACP_VERBOSE=1 says why.
  * Structures live in the global heap (acp_malloc) with the original ACP's
  * byte layouts, so programs may read them through acp_query_address.
- * Operations on one vector, deque or list from several threads or ranks at
- * once are not atomic; sets, multisets and maps lock each hash slot.
+ * Calls on one vector, deque or list from several threads of a process
+ * take turns (merge and sort excepted: they call the program's comparison
+ * function); from several ranks at once they are not atomic. Sets,
+ * multisets and maps lock each hash slot.
  */
 
 /* Workspace descriptor: a byte array spread over consecutive ranks. */

@@ -194,6 +194,7 @@ func (l *Library) CreateDeque(size uint64, rank int) (d Deque, err error) {
 
 // DestroyDeque is acp_destroy_deque.
 func (l *Library) DestroyDeque(d Deque) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err != nil {
@@ -232,6 +233,7 @@ func (cb dqCB) fill(a *heap.Access, d Deque, n uint64, put func(dst core.GA)) er
 
 // AssignDeque is acp_assign_deque: d1 becomes a linear copy of d2.
 func (l *Library) AssignDeque(d1, d2 Deque) error {
+	defer l.hold(d1.GA, d2.GA)()
 	if d1 == d2 {
 		return nil
 	}
@@ -250,6 +252,7 @@ func (l *Library) AssignDeque(d1, d2 Deque) error {
 
 // AssignRangeDeque is acp_assign_range_deque.
 func (l *Library) AssignRangeDeque(d Deque, start, end DequeIt) error {
+	defer l.hold(d.GA, start.Deque.GA)()
 	if start.Deque != end.Deque {
 		return ErrDifferent
 	}
@@ -283,6 +286,7 @@ func (l *Library) AssignRangeDeque(d Deque, start, end DequeIt) error {
 
 // AtDeque is acp_at_deque: the GA of logical byte index.
 func (l *Library) AtDeque(d Deque, index int) (ga core.GA, err error) {
+	defer l.hold(d.GA)()
 	err = l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err != nil {
@@ -303,6 +307,7 @@ func BeginDeque(d Deque) DequeIt { return DequeIt{d, 0} }
 
 // EndDeque is acp_end_deque: {deque, size}.
 func (l *Library) EndDeque(d Deque) (DequeIt, error) {
+	defer l.hold(d.GA)()
 	var cb dqCB
 	err := l.call(func(a *heap.Access) (err error) { cb, err = readDeque(a, d); return })
 	return DequeIt{d, int(cb.size)}, err
@@ -310,6 +315,7 @@ func (l *Library) EndDeque(d Deque) (DequeIt, error) {
 
 // CapacityDeque is acp_capacity_deque.
 func (l *Library) CapacityDeque(d Deque) (uint64, error) {
+	defer l.hold(d.GA)()
 	var cb dqCB
 	err := l.call(func(a *heap.Access) (err error) { cb, err = readDeque(a, d); return })
 	return cb.cap, err
@@ -317,6 +323,7 @@ func (l *Library) CapacityDeque(d Deque) (uint64, error) {
 
 // SizeDeque is acp_size_deque.
 func (l *Library) SizeDeque(d Deque) (uint64, error) {
+	defer l.hold(d.GA)()
 	var cb dqCB
 	err := l.call(func(a *heap.Access) (err error) { cb, err = readDeque(a, d); return })
 	return cb.size, err
@@ -324,6 +331,7 @@ func (l *Library) SizeDeque(d Deque) (uint64, error) {
 
 // ClearDeque is acp_clear_deque.
 func (l *Library) ClearDeque(d Deque) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		if _, err := readDeque(a, d); err != nil {
 			return err
@@ -335,6 +343,7 @@ func (l *Library) ClearDeque(d Deque) error {
 // ReserveDeque is acp_reserve_deque: a body of exactly size bytes when the
 // capacity is smaller.
 func (l *Library) ReserveDeque(d Deque, size uint64) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err != nil || size <= cb.cap {
@@ -367,6 +376,7 @@ func (cb dqCB) relinearize(a *heap.Access, d Deque, c uint64, put func(nb core.G
 // PushBackDeque is acp_push_back_deque. A full deque grows to exactly the
 // size needed.
 func (l *Library) PushBackDeque(d Deque, ga core.GA, n uint64) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err == nil {
@@ -391,6 +401,7 @@ func (l *Library) PushBackDeque(d Deque, ga core.GA, n uint64) error {
 
 // PushFrontDeque is acp_push_front_deque: the n bytes keep their order.
 func (l *Library) PushFrontDeque(d Deque, ga core.GA, n uint64) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err == nil {
@@ -417,6 +428,7 @@ func (l *Library) PushFrontDeque(d Deque, ga core.GA, n uint64) error {
 
 // PopBackDeque is acp_pop_back_deque.
 func (l *Library) PopBackDeque(d Deque, n uint64) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err != nil {
@@ -428,6 +440,7 @@ func (l *Library) PopBackDeque(d Deque, n uint64) error {
 
 // PopFrontDeque is acp_pop_front_deque.
 func (l *Library) PopFrontDeque(d Deque, n uint64) error {
+	defer l.hold(d.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, d)
 		if err != nil || cb.cap == 0 {
@@ -474,6 +487,7 @@ func (cb dqCB) insertBytes(a *heap.Access, d Deque, pos, n uint64, data ...blob)
 // InsertDeque is acp_insert_deque: inserts n bytes read at ga before
 // logical byte it.Index and returns it unchanged.
 func (l *Library) InsertDeque(it DequeIt, ga core.GA, n uint64) (DequeIt, error) {
+	defer l.hold(it.Deque.GA)()
 	return it, l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, it.Deque)
 		if err == nil {
@@ -489,6 +503,7 @@ func (l *Library) InsertDeque(it DequeIt, ga core.GA, n uint64) (DequeIt, error)
 // InsertRangeDeque is acp_insert_range_deque. Like the original it returns
 // end when the range is empty or spans two deques, it otherwise.
 func (l *Library) InsertRangeDeque(it, start, end DequeIt) (DequeIt, error) {
+	defer l.hold(it.Deque.GA, start.Deque.GA)()
 	if start.Deque != end.Deque {
 		return end, ErrDifferent
 	}
@@ -517,6 +532,7 @@ func (l *Library) InsertRangeDeque(it, start, end DequeIt) (DequeIt, error) {
 
 // EraseDeque is acp_erase_deque.
 func (l *Library) EraseDeque(it DequeIt, n uint64) (DequeIt, error) {
+	defer l.hold(it.Deque.GA)()
 	return it, l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, it.Deque)
 		if err != nil {
@@ -550,6 +566,7 @@ func (l *Library) EraseRangeDeque(start, end DequeIt) (DequeIt, error) {
 // SwapDeque is acp_swap_deque: each deque gets a new linear body on its own
 // rank whose capacity is the size of what it receives (the original's way).
 func (l *Library) SwapDeque(d1, d2 Deque) error {
+	defer l.hold(d1.GA, d2.GA)()
 	if d1 == d2 {
 		return nil
 	}
@@ -596,6 +613,7 @@ func DistanceDequeIt(first, last DequeIt) int { return last.Index - first.Index 
 // DereferenceDequeIt is acp_dereference_deque_it: logical bytes
 // [index, index+min(n, size-index)) as at most two physical pieces.
 func (l *Library) DereferenceDequeIt(it DequeIt, n uint64) (p Pair, err error) {
+	defer l.hold(it.Deque.GA)()
 	err = l.call(func(a *heap.Access) error {
 		cb, err := readDeque(a, it.Deque)
 		if err != nil {

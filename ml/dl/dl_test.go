@@ -196,3 +196,79 @@ func TestHashedInsertFindMove(t *testing.T) {
 	_, err = l.CreateHashed(dl.KindSet, -1, nil, 3, 0)
 	assert.Error(t, err)
 }
+
+// Goroutines of one process pushing onto one vector, deque and list at once
+// lose nothing: the calls on one such container take turns. (They each
+// wrote back the control block they had read, and elements were lost.)
+// Two more swap two vectors in opposite argument orders, which must not
+// deadlock.
+func TestSequencesTakeTurnsBetweenThreads(t *testing.T) {
+	w, ls, bufs, gas := libs(t, 2)
+	const workers, each = 4, 40
+	for i := 0; i < workers*each; i++ {
+		*(*int32)(unsafe.Pointer(&bufs[0][4*i%4096])) = int32(i)
+	}
+	l := ls[0]
+	v, err := l.CreateVector(0, 1)
+	require.NoError(t, err)
+	d, err := l.CreateDeque(0, 1)
+	require.NoError(t, err)
+	li, err := l.CreateList(1)
+	require.NoError(t, err)
+	a, err := l.CreateVector(4, 0)
+	require.NoError(t, err)
+	b, err := l.CreateVector(8, 1)
+	require.NoError(t, err)
+	errs := make(chan error, workers+2)
+	for g := 0; g < workers; g++ {
+		go func() {
+			var err error
+			for i := 0; i < each && err == nil; i++ {
+				src := gas[0] + core.GA(4*((g*each+i)%1024))
+				err = l.PushBackVector(v, src, 4)
+				if err == nil {
+					err = l.PushFrontDeque(d, src, 4)
+				}
+				if err == nil {
+					err = l.PushBackList(li, dl.Element{GA: src, Size: 4}, i%2)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for g := 0; g < 2; g++ {
+		go func() {
+			var err error
+			for i := 0; i < 10 && err == nil; i++ {
+				if g == 0 {
+					err = l.SwapVector(a, b)
+				} else {
+					err = l.SwapVector(b, a)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for g := 0; g < workers+2; g++ {
+		require.NoError(t, <-errs)
+	}
+	n, err := l.SizeVector(v)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4*workers*each), n, "vector bytes")
+	n, err = l.SizeDeque(d)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4*workers*each), n, "deque bytes")
+	n, err = l.SizeList(li)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(workers*each), n, "list elements")
+	body, err := l.AtVector(v, 0)
+	require.NoError(t, err)
+	seen := map[int32]int{}
+	for _, x := range readInts(t, l, w.Engines[1], body, workers*each) {
+		seen[x]++
+	}
+	assert.Len(t, seen, workers*each, "distinct values in the vector")
+	n, err = l.SizeVector(a)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), n, "the first swapped vector's size after an even number of swaps")
+}

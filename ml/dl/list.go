@@ -128,6 +128,7 @@ func clearList(a *heap.Access, l List) error {
 
 // DestroyList is acp_destroy_list.
 func (lb *Library) DestroyList(l List) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		if err := clearList(a, l); err != nil {
 			return err
@@ -139,11 +140,13 @@ func (lb *Library) DestroyList(l List) error {
 
 // ClearList is acp_clear_list.
 func (lb *Library) ClearList(l List) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error { return clearList(a, l) })
 }
 
 // SizeList is acp_size_list: the number of elements.
 func (lb *Library) SizeList(l List) (uint64, error) {
+	defer lb.hold(l.GA)()
 	var cb listCB
 	err := lb.call(func(a *heap.Access) (err error) { cb, err = readList(a, l); return })
 	return cb.count, err
@@ -151,6 +154,7 @@ func (lb *Library) SizeList(l List) (uint64, error) {
 
 // BeginList is acp_begin_list.
 func (lb *Library) BeginList(l List) (ListIt, error) {
+	defer lb.hold(l.GA)()
 	var cb listCB
 	err := lb.call(func(a *heap.Access) (err error) { cb, err = readList(a, l); return })
 	if err != nil {
@@ -222,6 +226,7 @@ func insertValue(a *heap.Access, l List, pos core.GA, v Element, rank int) (core
 
 // PushBackList is acp_push_back_list: a copy of elem, allocated on rank.
 func (lb *Library) PushBackList(l List, elem Element, rank int) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		_, err := insertValue(a, l, l.GA, elem, rank)
 		return err
@@ -230,6 +235,7 @@ func (lb *Library) PushBackList(l List, elem Element, rank int) error {
 
 // PushFrontList is acp_push_front_list.
 func (lb *Library) PushFrontList(l List, elem Element, rank int) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		cb, err := readList(a, l)
 		if err != nil {
@@ -243,6 +249,7 @@ func (lb *Library) PushFrontList(l List, elem Element, rank int) error {
 // InsertList is acp_insert_list: inserts a copy of elem before it.Elem and
 // returns an iterator to it ({list, ACP_GA_NULL} on failure).
 func (lb *Library) InsertList(it ListIt, elem Element, rank int) (ListIt, error) {
+	defer lb.hold(it.List.GA)()
 	var e core.GA
 	err := lb.call(func(a *heap.Access) (err error) {
 		e, err = insertValue(a, it.List, it.Elem, elem, rank)
@@ -294,6 +301,7 @@ func rangeNodes(a *heap.Access, start, end ListIt) ([]node, error) {
 // InsertRangeList is acp_insert_range_list: copies of [start, end) before
 // it; returns an iterator to the first copy (it itself for an empty range).
 func (lb *Library) InsertRangeList(it, start, end ListIt) (ListIt, error) {
+	defer lb.hold(it.List.GA, start.List.GA)()
 	res := it
 	err := lb.call(func(a *heap.Access) error {
 		ns, err := rangeNodes(a, start, end)
@@ -329,6 +337,7 @@ func unlink(a *heap.Access, l List, cb listCB, first, last node, k uint64) error
 
 // PopBackList is acp_pop_back_list.
 func (lb *Library) PopBackList(l List) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		cb, err := readList(a, l)
 		if err != nil || cb.count == 0 {
@@ -340,6 +349,7 @@ func (lb *Library) PopBackList(l List) error {
 
 // PopFrontList is acp_pop_front_list (and frees the element: Q-DL-4).
 func (lb *Library) PopFrontList(l List) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		cb, err := readList(a, l)
 		if err != nil || cb.count == 0 {
@@ -364,6 +374,7 @@ func eraseOne(a *heap.Access, l List, cb listCB, ga core.GA) error {
 // EraseList is acp_erase_list: returns an iterator to the following
 // element; erasing the end iterator gives {list, ACP_GA_NULL}.
 func (lb *Library) EraseList(it ListIt) (ListIt, error) {
+	defer lb.hold(it.List.GA)()
 	if it.Elem == it.List.GA || it.Elem == core.GANull {
 		return ListIt{it.List, core.GANull}, errors.New("the iterator is the end iterator or ACP_GA_NULL")
 	}
@@ -396,6 +407,7 @@ func (lb *Library) EraseList(it ListIt) (ListIt, error) {
 // EraseRangeList is acp_erase_range_list: erases [start, end) and returns
 // end.
 func (lb *Library) EraseRangeList(start, end ListIt) (ListIt, error) {
+	defer lb.hold(start.List.GA, end.List.GA)()
 	if start.List != end.List || start.Elem == start.List.GA || start.Elem == end.Elem {
 		if start.List != end.List {
 			return end, ErrDifferent
@@ -446,6 +458,7 @@ func fillList(a *heap.Access, l List, ns []node) error {
 // AssignList is acp_assign_list: list1 becomes a copy of list2 (each copy
 // on its source element's rank).
 func (lb *Library) AssignList(l1, l2 List) error {
+	defer lb.hold(l1.GA, l2.GA)()
 	if l1 == l2 {
 		return nil
 	}
@@ -464,6 +477,7 @@ func (lb *Library) AssignList(l1, l2 List) error {
 
 // AssignRangeList is acp_assign_range_list.
 func (lb *Library) AssignRangeList(l List, start, end ListIt) error {
+	defer lb.hold(l.GA, start.List.GA)()
 	return lb.call(func(a *heap.Access) error {
 		ns, err := rangeNodes(a, start, end)
 		if err != nil {
@@ -554,6 +568,7 @@ func (lb *Library) SortList(l List, comp Comparator) error {
 // the bytes of elem (which may be one of the list's values: nothing is
 // freed before every element was compared).
 func (lb *Library) RemoveList(l List, elem Element) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		want, err := callerBytes(a, "the element", elem)
 		if err != nil {
@@ -571,6 +586,7 @@ func (lb *Library) RemoveList(l List, elem Element) error {
 // UniqueList is acp_unique_list: removes elements equal to their
 // predecessor (same size and bytes), keeping the first of each run.
 func (lb *Library) UniqueList(l List) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		return filterList(a, l, func(n node, kept *node) (bool, error) {
 			if kept == nil || kept.size != n.size {
@@ -618,6 +634,7 @@ func filterList(a *heap.Access, l List, drop func(n node, kept *node) (bool, err
 
 // ReverseList is acp_reverse_list.
 func (lb *Library) ReverseList(l List) error {
+	defer lb.hold(l.GA)()
 	return lb.call(func(a *heap.Access) error {
 		ns, err := allNodes(a, l)
 		if err != nil {
@@ -632,6 +649,7 @@ func (lb *Library) ReverseList(l List) error {
 
 // SpliceList is acp_splice_list: moves it2's element before it1.
 func (lb *Library) SpliceList(it1, it2 ListIt) error {
+	defer lb.hold(it1.List.GA, it2.List.GA)()
 	if it2.Elem == it2.List.GA || it2.Elem == core.GANull || it1.Elem == it2.Elem {
 		return nil
 	}
@@ -682,6 +700,7 @@ func splice(a *heap.Access, it ListIt, src List, first, last core.GA, k uint64) 
 // SpliceRangeList is acp_splice_range_list: moves [start, end) of one list
 // before it (a range reaching the list's end is allowed).
 func (lb *Library) SpliceRangeList(it, start, end ListIt) error {
+	defer lb.hold(it.List.GA, start.List.GA)()
 	return lb.call(func(a *heap.Access) error {
 		ns, err := rangeNodes(a, start, end)
 		if err != nil || len(ns) == 0 {
@@ -700,6 +719,7 @@ func (lb *Library) SpliceRangeList(it, start, end ListIt) error {
 
 // SwapList is acp_swap_list: the lists exchange their element chains.
 func (lb *Library) SwapList(l1, l2 List) error {
+	defer lb.hold(l1.GA, l2.GA)()
 	if l1 == l2 {
 		return nil
 	}
@@ -737,6 +757,7 @@ func (lb *Library) EmptyList(l List) (bool, error) {
 // AdvanceListIt is acp_advance_list_it: n steps forward (stopping at the
 // end) or, for negative n, back (stopping at the first element).
 func (lb *Library) AdvanceListIt(it ListIt, n int) (ListIt, error) {
+	defer lb.hold(it.List.GA)()
 	err := lb.call(func(a *heap.Access) error {
 		for ; n > 0 && it.Elem != it.List.GA; n-- {
 			nd, err := readNode(a, it.Elem)
@@ -786,6 +807,7 @@ func (lb *Library) DecrementListIt(it ListIt) (ListIt, error) { return lb.Advanc
 // DereferenceListIt is acp_dereference_list_it: {elem + 24, value size};
 // {ACP_GA_NULL, 0} for the end iterator (Q-DL-4).
 func (lb *Library) DereferenceListIt(it ListIt) (Element, error) {
+	defer lb.hold(it.List.GA)()
 	if it.Elem == it.List.GA || it.Elem == core.GANull {
 		return Element{}, errors.New("the iterator is the end iterator or ACP_GA_NULL")
 	}
@@ -800,6 +822,7 @@ func (lb *Library) DereferenceListIt(it ListIt) (Element, error) {
 // DistanceListIt is acp_distance_list_it: next steps from first to last,
 // stopping at the end; 0 for iterators of different lists.
 func (lb *Library) DistanceListIt(first, last ListIt) (int, error) {
+	defer lb.hold(first.List.GA, last.List.GA)()
 	if first.List != last.List {
 		return 0, ErrDifferent
 	}

@@ -85,6 +85,7 @@ func (l *Library) CreateVector(size uint64, rank int) (v Vector, err error) {
 
 // DestroyVector is acp_destroy_vector.
 func (l *Library) DestroyVector(v Vector) error {
+	defer l.hold(v.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, v)
 		if err != nil {
@@ -98,6 +99,7 @@ func (l *Library) DestroyVector(v Vector) error {
 
 // AssignVector is acp_assign_vector: v1 becomes a copy of v2.
 func (l *Library) AssignVector(v1, v2 Vector) error {
+	defer l.hold(v1.GA, v2.GA)()
 	if v1 == v2 {
 		return nil
 	}
@@ -132,6 +134,7 @@ func (cb vecCB) replace(a *heap.Access, v Vector, src core.GA, n uint64) error {
 
 // AssignRangeVector is acp_assign_range_vector.
 func (l *Library) AssignRangeVector(v Vector, start, end VectorIt) error {
+	defer l.hold(v.GA, start.Vector.GA)()
 	if start.Vector != end.Vector {
 		return ErrDifferent
 	}
@@ -165,6 +168,7 @@ func (l *Library) AssignRangeVector(v Vector, start, end VectorIt) error {
 // AtVector is acp_at_vector: the GA of byte index, ACP_GA_NULL outside
 // 0..size-1.
 func (l *Library) AtVector(v Vector, index int) (ga core.GA, err error) {
+	defer l.hold(v.GA)()
 	err = l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, v)
 		if err != nil {
@@ -184,6 +188,7 @@ func BeginVector(v Vector) VectorIt { return VectorIt{v, 0} }
 
 // EndVector is acp_end_vector: {vector, size}.
 func (l *Library) EndVector(v Vector) (VectorIt, error) {
+	defer l.hold(v.GA)()
 	var cb vecCB
 	err := l.call(func(a *heap.Access) (err error) { cb, err = readVec(a, v); return })
 	return VectorIt{v, int(cb.size)}, err
@@ -191,6 +196,7 @@ func (l *Library) EndVector(v Vector) (VectorIt, error) {
 
 // CapacityVector is acp_capacity_vector.
 func (l *Library) CapacityVector(v Vector) (uint64, error) {
+	defer l.hold(v.GA)()
 	var cb vecCB
 	err := l.call(func(a *heap.Access) (err error) { cb, err = readVec(a, v); return })
 	return cb.cap, err
@@ -198,6 +204,7 @@ func (l *Library) CapacityVector(v Vector) (uint64, error) {
 
 // SizeVector is acp_size_vector.
 func (l *Library) SizeVector(v Vector) (uint64, error) {
+	defer l.hold(v.GA)()
 	var cb vecCB
 	err := l.call(func(a *heap.Access) (err error) { cb, err = readVec(a, v); return })
 	return cb.size, err
@@ -205,6 +212,7 @@ func (l *Library) SizeVector(v Vector) (uint64, error) {
 
 // ClearVector is acp_clear_vector: size 0, capacity kept.
 func (l *Library) ClearVector(v Vector) error {
+	defer l.hold(v.GA)()
 	return l.call(func(a *heap.Access) error {
 		if _, err := readVec(a, v); err != nil {
 			return err
@@ -216,6 +224,7 @@ func (l *Library) ClearVector(v Vector) error {
 // ReserveVector is acp_reserve_vector: capacity becomes at least
 // round8(size) bytes; it never shrinks.
 func (l *Library) ReserveVector(v Vector, size uint64) error {
+	defer l.hold(v.GA)()
 	if _, err := blockSize(size); err != nil {
 		return err
 	}
@@ -236,6 +245,7 @@ func (l *Library) ReserveVector(v Vector, size uint64) error {
 
 // PushBackVector is acp_push_back_vector: appends n bytes read at ga.
 func (l *Library) PushBackVector(v Vector, ga core.GA, n uint64) error {
+	defer l.hold(v.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, v)
 		if err == nil {
@@ -265,6 +275,7 @@ func (l *Library) PushBackVector(v Vector, ga core.GA, n uint64) error {
 
 // PopBackVector is acp_pop_back_vector.
 func (l *Library) PopBackVector(v Vector, n uint64) error {
+	defer l.hold(v.GA)()
 	return l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, v)
 		if err != nil {
@@ -304,6 +315,7 @@ func (cb vecCB) insertBytes(a *heap.Access, v Vector, pos uint64, data blob) err
 // InsertVector is acp_insert_vector: inserts n bytes read at ga before
 // byte it.Index and returns it unchanged.
 func (l *Library) InsertVector(it VectorIt, ga core.GA, n uint64) (VectorIt, error) {
+	defer l.hold(it.Vector.GA)()
 	return it, l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, it.Vector)
 		if err == nil {
@@ -319,6 +331,7 @@ func (l *Library) InsertVector(it VectorIt, ga core.GA, n uint64) (VectorIt, err
 // InsertRangeVector is acp_insert_range_vector: inserts the bytes
 // [start, end) of start's vector (its body: Q-DL-2) before it.
 func (l *Library) InsertRangeVector(it, start, end VectorIt) (VectorIt, error) {
+	defer l.hold(it.Vector.GA, start.Vector.GA)()
 	if start.Vector != end.Vector {
 		return it, ErrDifferent
 	}
@@ -348,6 +361,7 @@ func (l *Library) InsertRangeVector(it, start, end VectorIt) (VectorIt, error) {
 // EraseVector is acp_erase_vector: removes n bytes at it.Index (to the end
 // when fewer remain) and returns it unchanged.
 func (l *Library) EraseVector(it VectorIt, n uint64) (VectorIt, error) {
+	defer l.hold(it.Vector.GA)()
 	return it, l.call(func(a *heap.Access) error {
 		cb, err := readVec(a, it.Vector)
 		if err != nil {
@@ -383,6 +397,7 @@ func (l *Library) EraseRangeVector(start, end VectorIt) (VectorIt, error) {
 // SwapVector is acp_swap_vector. Vectors on one rank exchange their bodies;
 // otherwise each gets a new body on its own rank (the original's way).
 func (l *Library) SwapVector(v1, v2 Vector) error {
+	defer l.hold(v1.GA, v2.GA)()
 	if v1 == v2 {
 		return nil
 	}
@@ -429,6 +444,7 @@ func AdvanceVectorIt(it VectorIt, n int) VectorIt { it.Index += n; return it }
 
 // DereferenceVectorIt is acp_dereference_vector_it: body + index.
 func (l *Library) DereferenceVectorIt(it VectorIt) (ga core.GA, err error) {
+	defer l.hold(it.Vector.GA)()
 	if it.Index < 0 {
 		return core.GANull, fmt.Errorf("index %d is negative", it.Index)
 	}

@@ -20,6 +20,13 @@
  * must be exact; then every thread removes half of its keys at once, and
  * exactly the other half must remain.
  *
+ * Phase 3, one vector, deque and list per rank shared by its threads: each
+ * thread pushes its values onto all three at once (onto the deque's front
+ * for odd threads); every value must be there exactly once, each thread's
+ * in its own order. Then threads swap two vectors in opposite orders (each
+ * an even number of times, so both end as they began). Calls from several ranks on one such container are not
+ * atomic (acp.h); calls from the threads of one rank are.
+ *
  * At the end every heap must be one free block again: nothing leaked,
  * nothing freed twice. Run with ACP_SIZE_SMEM_DL=1048576.
  */
@@ -291,6 +298,120 @@ static void *phase2_check_removed(void *p)
     return NULL;
 }
 
+static void run(struct targ *a, void *(*fn)(void *));
+
+static acp_vector_t sh_vec, sh_vec2;
+static acp_deque_t sh_deq;
+static acp_list_t sh_list;
+
+static void *phase3_push(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < K; i++) {
+        acp_push_back_vector(sh_vec, vga(a, i), 8);
+        if (a->t % 2)
+            acp_push_front_deque(sh_deq, vga(a, i), 8);
+        else
+            acp_push_back_deque(sh_deq, vga(a, i), 8);
+        acp_element_t e = { vga(a, i), 8 };
+        acp_push_back_list(sh_list, e, (me + i) % nprocs);
+    }
+    return NULL;
+}
+
+/* Checks that the n words at w hold every value of every thread once,
+ * in the order of i (reversed for threads that rev says). */
+static void check_words(const char *what, const uint64_t *w, size_t n, int rev_odd)
+{
+    int next_i[NT];
+    for (int t = 0; t < NT; t++)
+        next_i[t] = rev_odd && t % 2 ? K - 1 : 0;
+    int bad = 0;
+    for (size_t j = 0; j < n && bad < 5; j++) {
+        int t = (int)(w[j] >> 32 & 0xff), i = (int)(w[j] >> 8 & 0xffffff);
+        if (w[j] >> 40 != (uint64_t)me || t >= NT || w[j] != val(me, t, i) || i != next_i[t]) {
+            FAIL("%s word %zu is %#" PRIx64 " (thread %d, value %d; want that thread's value %d next)", what, j, w[j], t, i,
+                 t < NT ? next_i[t] : -1);
+            bad++;
+            continue;
+        }
+        next_i[t] += rev_odd && t % 2 ? -1 : 1;
+    }
+}
+
+static void *phase3_swap(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < 20; i++) {
+        if (a->t % 2)
+            acp_swap_vector(sh_vec, sh_vec2);
+        else
+            acp_swap_vector(sh_vec2, sh_vec);
+    }
+    return NULL;
+}
+
+static void shared_sequences(struct targ *a)
+{
+    int r = (me + 1) % nprocs;
+    sh_vec = acp_create_vector(0, r);
+    sh_vec2 = acp_create_vector(8, me);
+    sh_deq = acp_create_deque(0, r);
+    sh_list = acp_create_list(r);
+    if (sh_vec.ga == ACP_GA_NULL || sh_vec2.ga == ACP_GA_NULL || sh_deq.ga == ACP_GA_NULL || sh_list.ga == ACP_GA_NULL) {
+        FAIL("cannot create the shared vector, deque and list");
+        return;
+    }
+    run(a, phase3_push);
+    size_t n = NT * K;
+    uint64_t *w = calloc(n, 8), *buf = a[0].buf;
+    acp_ga_t bufga = a[0].ga;
+    CHECK_INT(acp_size_vector(sh_vec), 8 * n, "size of the vector every thread pushed %d words onto", K);
+    CHECK_INT(acp_size_deque(sh_deq), 8 * n, "size of the deque every thread pushed %d words onto", K);
+    CHECK_INT(acp_size_list(sh_list), n, "size of the list every thread pushed %d elements onto", K);
+    if (acp_size_vector(sh_vec) == 8 * n) {
+        acp_complete(acp_copy(bufga, acp_at_vector(sh_vec, 0), 8 * n, ACP_HANDLE_NULL));
+        memcpy(w, buf, 8 * n);
+        check_words("shared vector", w, n, 0);
+    }
+    if (acp_size_deque(sh_deq) == 8 * n) {
+        for (size_t j = 0; j < n; j++) {
+            acp_complete(acp_copy(bufga, acp_at_deque(sh_deq, 8 * (int)j), 8, ACP_HANDLE_NULL));
+            w[j] = buf[0];
+        }
+        /* Odd threads pushed onto the front: from the front, theirs come
+         * last first. */
+        check_words("shared deque", w, n, 1);
+    }
+    size_t j = 0;
+    for (acp_list_it_t it = acp_begin_list(sh_list); it.elem != sh_list.ga && j < n; it = acp_increment_list_it(it), j++) {
+        acp_complete(acp_copy(bufga, acp_dereference_list_it(it).ga, 8, ACP_HANDLE_NULL));
+        w[j] = buf[0];
+    }
+    CHECK_INT(j, n, "elements found walking the shared list");
+    check_words("shared list", w, j, 0);
+
+    /* Swaps in both orders at once. */
+    buf[0] = 0x1234;
+    acp_complete(acp_copy(acp_at_vector(sh_vec2, 0), bufga, 8, ACP_HANDLE_NULL));
+    run(a, phase3_swap);
+    CHECK_INT(acp_size_vector(sh_vec), 8 * n, "size of the first vector after an even number of swaps");
+    CHECK_INT(acp_size_vector(sh_vec2), 8, "size of the second vector after an even number of swaps");
+    buf[0] = 0;
+    acp_complete(acp_copy(bufga, acp_at_vector(sh_vec2, 0), 8, ACP_HANDLE_NULL));
+    CHECK_HEX(buf[0], 0x1234, "the second vector's word after an even number of swaps");
+    if (acp_size_vector(sh_vec) == 8 * n) {
+        acp_complete(acp_copy(bufga, acp_at_vector(sh_vec, 0), 8 * n, ACP_HANDLE_NULL));
+        memcpy(w, buf, 8 * n);
+        check_words("shared vector after the swaps", w, n, 0);
+    }
+    free(w);
+    acp_destroy_vector(sh_vec);
+    acp_destroy_vector(sh_vec2);
+    acp_destroy_deque(sh_deq);
+    acp_destroy_list(sh_list);
+}
+
 static void run(struct targ *a, void *(*fn)(void *))
 {
     pthread_t th[NT];
@@ -355,6 +476,9 @@ int main(int argc, char **argv)
         acp_destroy_multiset(a[0].ms);
         acp_destroy_map(a[0].map);
     }
+    acp_sync();
+
+    shared_sequences(a);
     acp_sync();
 
     /* Nothing leaked and nothing was freed twice: my heap is one block. */
