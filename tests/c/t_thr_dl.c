@@ -27,6 +27,14 @@
  * an even number of times, so both end as they began). Calls from several ranks on one such container are not
  * atomic (acp.h); calls from the threads of one rank are.
  *
+ * Phase 4, moves between two shared sets from every thread of every rank
+ * at once, half of them in each direction: a move takes a slot's entries
+ * out under the slot's lock and inserts them into the other set, so every
+ * key must end up in exactly one of the two.
+ *
+ * Phase 5, a workspace of a chunk of 8 KiB on every rank: every thread
+ * writes its own stripes of it and reads every stripe of its rank back.
+ *
  * At the end every heap must be one free block again: nothing leaked,
  * nothing freed twice. Run with ACP_SIZE_SMEM_DL=1048576.
  */
@@ -412,6 +420,70 @@ static void shared_sequences(struct targ *a)
     acp_destroy_list(sh_list);
 }
 
+static acp_set_t mv_a, mv_b;
+
+static void *phase4_move(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < 6; i++) {
+        if ((a->t + i) % 2)
+            acp_move_set(mv_a, mv_b);
+        else
+            acp_move_set(mv_b, mv_a);
+    }
+    return NULL;
+}
+
+static void *phase4_check(void *p)
+{
+    struct targ *a = p;
+    for (int i = 0; i < K; i++) {
+        acp_element_t k = key_of(a, i);
+        int in_a = acp_find_set(mv_a, k).elem != ACP_GA_NULL, in_b = acp_find_set(mv_b, k).elem != ACP_GA_NULL;
+        if (in_a + in_b != 1)
+            TFAIL(a, "after the moves key %d is in %d of the two sets", i, in_a + in_b);
+    }
+    return NULL;
+}
+
+static acp_wsd_t ws;
+#define WS_STRIPE 512
+
+static void *phase5_ws(void *p)
+{
+    struct targ *a = p;
+    uint8_t *b = (uint8_t *)a->buf;
+    size_t per_rank = (size_t)NT * WS_STRIPE * 4;
+    for (int k = 0; k < 4; k++) {
+        size_t off = (size_t)me * per_rank + (size_t)(k * NT + a->t) * WS_STRIPE;
+        acpt_fill(b, WS_STRIPE, off);
+        if (acp_write_ws(ws, a->ga, WS_STRIPE, off) != 0)
+            TFAIL(a, "acp_write_ws at %zu failed", off);
+    }
+    return NULL;
+}
+
+static void *phase5_check(void *p)
+{
+    struct targ *a = p;
+    uint8_t *b = (uint8_t *)a->buf;
+    size_t per_rank = (size_t)NT * WS_STRIPE * 4;
+    /* Every stripe of the previous rank's threads. */
+    int r = (me + nprocs - 1) % nprocs;
+    for (int k = 0; k < 4 * NT; k++) {
+        size_t off = (size_t)r * per_rank + (size_t)k * WS_STRIPE;
+        memset(b, 0xee, WS_STRIPE);
+        if (acp_read_ws(ws, a->ga, WS_STRIPE, off) != 0)
+            TFAIL(a, "acp_read_ws at %zu failed", off);
+        for (int i = 0; i < WS_STRIPE; i++)
+            if (b[i] != acpt_pat(off, (uint64_t)i)) {
+                TFAIL(a, "workspace stripe at %zu: byte %d is wrong", off, i);
+                break;
+            }
+    }
+    return NULL;
+}
+
 static void run(struct targ *a, void *(*fn)(void *))
 {
     pthread_t th[NT];
@@ -480,6 +552,42 @@ int main(int argc, char **argv)
 
     shared_sequences(a);
     acp_sync();
+
+    /* Phase 4: my threads' keys start in set A. */
+    uint64_t hm[2] = { 0 };
+    if (me == 0) {
+        mv_a = acp_create_set(0, NULL, 2, 0);
+        mv_b = acp_create_set(0, NULL, 5, nprocs - 1);
+        hm[0] = mv_a.ga, hm[1] = mv_b.ga;
+    }
+    acpt_allgather_u64(hm[0], all, 0);
+    mv_a = (acp_set_t){ all[0], nprocs, 2 };
+    acpt_allgather_u64(hm[1], all, 0);
+    mv_b = (acp_set_t){ all[0], nprocs, 5 };
+    for (int t = 0; t < NT; t++)
+        for (int i = 0; i < K; i++)
+            acp_insert_set(mv_a, key_of(&a[t], i));
+    acp_sync();
+    run(a, phase4_move);
+    acp_sync();
+    CHECK_INT(acp_size_set(mv_a) + acp_size_set(mv_b), total, "keys in the two sets after the moves");
+    run(a, phase4_check);
+    acp_sync();
+    if (me == 0) {
+        acp_destroy_set(mv_a);
+        acp_destroy_set(mv_b);
+    }
+
+    /* Phase 5. */
+    CHECK_INT(acp_setparams_ws(0, NT * WS_STRIPE * 4), 0, "acp_setparams_ws(0, %d)", NT * WS_STRIPE * 4);
+    ws = acp_create_ws((size_t)nprocs * NT * WS_STRIPE * 4);
+    if (ws == ACP_WSD_NULL || ws == NULL)
+        FATAL("acp_create_ws");
+    run(a, phase5_ws);
+    acp_sync();
+    run(a, phase5_check);
+    acp_sync();
+    acp_destroy_ws(ws);
 
     /* Nothing leaked and nothing was freed twice: my heap is one block. */
     acp_ga_t whole = acp_malloc(MAXREQ, me);
