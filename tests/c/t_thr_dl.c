@@ -176,15 +176,18 @@ static void own_list(struct targ *a)
     acp_destroy_list(l);
 }
 
-/* Blocks on every rank, filled and checked while the other threads do the
- * same: a block handed to two threads would show. */
+/* Blocks on every rank, half of them on rank 0, filled and checked while
+ * the other threads of every rank do the same: a block handed out twice
+ * would show. */
 static void own_blocks(struct targ *a, int round)
 {
     acp_ga_t g[8];
     for (int j = 0; j < 8; j++) {
-        g[j] = acp_malloc(8 * (1 + j), (me + j) % nprocs);
-        if (g[j] == ACP_GA_NULL) {
-            TFAIL(a, "acp_malloc(%d, %d) failed", 8 * (1 + j), (me + j) % nprocs);
+        int r = j % 2 ? 0 : (me + j) % nprocs; /* every other one on rank 0 */
+        g[j] = acp_malloc(8 * (1 + j), r);
+        if (g[j] == ACP_GA_NULL || acp_query_rank(g[j]) != r) {
+            TFAIL(a, "acp_malloc(%d, %d) gave %#" PRIx64, 8 * (1 + j), r, g[j]);
+            g[j] = ACP_GA_NULL;
             continue;
         }
         for (int w = 0; w <= j; w++)
@@ -216,7 +219,8 @@ static void *phase1(void *p)
     for (int i = 0; i < K; i++)
         a->buf[i] = val(me, a->t, i);
     for (int round = 0; round < 3; round++) {
-        own_blocks(a, round);
+        for (int k = 0; k < 4; k++)
+            own_blocks(a, 4 * round + k);
         own_vector(a);
         own_deque(a);
         own_list(a);
