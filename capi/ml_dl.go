@@ -177,15 +177,19 @@ func goacpdl_destroy_ws(d C.acp_wsd_t) {
 		return
 	}
 	call := "acp_destroy_ws(" + strconv.FormatUint(uint64(uintptr(unsafe.Pointer(d))), 16) + ")"
-	w := workspaceOf(d)
+	// Taken out of the table at once, so that of several threads
+	// destroying one workspace exactly one frees the descriptor: each
+	// found it before the first had removed it, and all freed it ("double
+	// free or corruption", SIGABRT).
+	dlState.mu.Lock()
+	w := dlState.descs[d]
+	delete(dlState.descs, d)
+	dlState.mu.Unlock()
 	if w == nil {
 		dlFailed(l, call, errNotWorkspace)
 		return
 	}
 	dlFailed(l, call, dlState.ws.Load().Destroy(w))
-	dlState.mu.Lock()
-	delete(dlState.descs, d)
-	dlState.mu.Unlock()
 	C.free(unsafe.Pointer(d.keys))
 	C.free(unsafe.Pointer(d.gas))
 	C.free(unsafe.Pointer(d.procs))

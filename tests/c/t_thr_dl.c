@@ -33,7 +33,8 @@
  * key must end up in exactly one of the two.
  *
  * Phase 5, a workspace of a chunk of 8 KiB on every rank: every thread
- * writes its own stripes of it and reads every stripe of its rank back.
+ * writes its own stripes of it and reads the previous rank's back; then
+ * all threads destroy it at once (one call does, the others are refused).
  *
  * At the end every heap must be one free block again: nothing leaked,
  * nothing freed twice. Run with ACP_SIZE_SMEM_DL=1048576.
@@ -488,6 +489,13 @@ static void *phase5_check(void *p)
     return NULL;
 }
 
+static void *phase5_destroy(void *p)
+{
+    (void)p;
+    acp_destroy_ws(ws);
+    return NULL;
+}
+
 static void run(struct targ *a, void *(*fn)(void *))
 {
     pthread_t th[NT];
@@ -591,7 +599,11 @@ int main(int argc, char **argv)
     acp_sync();
     run(a, phase5_check);
     acp_sync();
-    acp_destroy_ws(ws);
+    /* Every thread destroys it at once: one call destroys it (with the
+     * other ranks' one), the others are refused. */
+    run(a, phase5_destroy);
+    CHECK_INT(acp_read_ws(ws, a[0].ga, 1, 0), 1, "acp_read_ws of the destroyed workspace");
+    acp_sync();
 
     /* Nothing leaked and nothing was freed twice: my heap is one block. */
     acp_ga_t whole = acp_malloc(MAXREQ, me);
