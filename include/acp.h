@@ -503,7 +503,9 @@ typedef struct {
  * proc_start. acp_read_ws/acp_write_ws copy between workspace bytes
  * [offset, offset+size) and [ga, ga+size); they return 0, or 1 when the
  * range is outside the workspace or a copy failed. Workspaces need no
- * data-library starter memory.
+ * data-library starter memory. Creations and destructions called by
+ * several threads of a process run one at a time, as acp_sync() does: the
+ * k-th of every process meet.
  */
 acp_wsd_t acp_create_ws(size_t size);
 int acp_setparams_ws( size_t proc_start, size_t size_default );

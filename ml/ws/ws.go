@@ -47,6 +47,14 @@ type Module struct {
 	start int
 	chunk uint64
 	live  map[*Workspace]bool
+
+	// coll lets one collective call (create, destroy) of this process run
+	// at a time, as acp_sync does: the k-th of every process meet. Two
+	// threads creating workspaces at once both wrote their chunk's GA
+	// into this process's one hand-off word and read the others' between
+	// barriers of the other call, so the two workspaces shared chunks
+	// and one's own chunk was not in its list.
+	coll sync.Mutex
 }
 
 // New makes the module with the default parameters: start at rank 0,
@@ -71,6 +79,8 @@ func (m *Module) SetParams(procStart, sizeDefault uint64) error {
 
 // Create is acp_create_ws: collective.
 func (m *Module) Create(a *heap.Access, size uint64) (*Workspace, error) {
+	m.coll.Lock()
+	defer m.coll.Unlock()
 	m.mu.Lock()
 	start, chunk := m.start, m.chunk
 	m.mu.Unlock()
@@ -170,6 +180,8 @@ func (m *Module) Destroy(w *Workspace) error {
 	if !ok {
 		return errors.New("not a live workspace (destroyed already?)")
 	}
+	m.coll.Lock()
+	defer m.coll.Unlock()
 	err := m.e.Sync()
 	w.release(m.e)
 	return err

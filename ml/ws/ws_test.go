@@ -116,3 +116,50 @@ func TestWorkspaceTooManyChunks(t *testing.T) {
 		return nil
 	})
 }
+
+// Two goroutines of every rank create a workspace at once: each gets one
+// of its own, whose chunk on this rank is its own and shares no chunk with
+// the other. (Both went through the rank's one hand-off word at once, and
+// the two shared chunks.)
+func TestWorkspacesCreatedAtOnceAreApart(t *testing.T) {
+	w := coretest.NewWorld(t, 3, "memnet", "size-smem=4096")
+	defer w.Close()
+	w.Run(func(r int, e *core.Engine) error {
+		l, err := dl.Start(e)
+		if err != nil {
+			return err
+		}
+		defer l.Stop()
+		m := ws.New(e)
+		defer m.Close()
+		if err := m.SetParams(0, 64); err != nil {
+			return err
+		}
+		for round := 0; round < 10; round++ {
+			var got [2]*ws.Workspace
+			errs := make(chan error, 2)
+			for g := range got {
+				go func() {
+					errs <- l.Call(func(a *heap.Access) (err error) { got[g], err = m.Create(a, 3*64); return })
+				}()
+			}
+			for range got {
+				if err := <-errs; err != nil {
+					return err
+				}
+			}
+			for g, wsp := range got {
+				assert.Equal(t, wsp.GA, wsp.GAs[r], "round %d, workspace %d: its chunk here is its own", round, g)
+			}
+			for p := range got[0].GAs {
+				assert.NotEqual(t, got[0].GAs[p], got[1].GAs[p], "round %d: both workspaces have rank %d's chunk", round, p)
+			}
+			for _, wsp := range got {
+				if err := m.Destroy(wsp); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

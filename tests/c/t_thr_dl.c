@@ -35,6 +35,10 @@
  * Phase 5, a workspace of a chunk of 8 KiB on every rank: every thread
  * writes its own stripes of it and reads the previous rank's back; then
  * all threads destroy it at once (one call does, the others are refused).
+ * Then two threads of every rank create a workspace each at once, as they
+ * may call acp_sync at once: each must be a workspace of its own (its
+ * chunk here is its own, no chunk shared with the other), and bytes
+ * written through one must read back through it, untouched by the other.
  *
  * At the end every heap must be one free block again: nothing leaked,
  * nothing freed twice. Run with ACP_SIZE_SMEM_DL=1048576.
@@ -496,6 +500,49 @@ static void *phase5_destroy(void *p)
     return NULL;
 }
 
+static acp_wsd_t ws2[2];
+
+static void *phase5_create(void *p)
+{
+    struct targ *a = p;
+    if (a->t < 2)
+        ws2[a->t] = acp_create_ws((size_t)nprocs * NT * WS_STRIPE * 4);
+    return NULL;
+}
+
+/* Thread t < 2 writes its pattern over all of workspace t, then (after the
+ * others did) reads it all back. */
+static void *phase5_fill(void *p)
+{
+    struct targ *a = p;
+    if (a->t >= 2 || ws2[a->t] == ACP_WSD_NULL || ws2[a->t] == NULL)
+        return NULL;
+    uint8_t *b = (uint8_t *)a->buf;
+    size_t off = (size_t)me * NT * WS_STRIPE * 4;
+    acpt_fill(b, NT * WS_STRIPE * 4, 9000 + (uint64_t)(me * 2 + a->t));
+    if (acp_write_ws(ws2[a->t], a->ga, NT * WS_STRIPE * 4, off) != 0)
+        TFAIL(a, "acp_write_ws of my rank's part of the workspace I created");
+    return NULL;
+}
+
+static void *phase5_refill_check(void *p)
+{
+    struct targ *a = p;
+    if (a->t >= 2 || ws2[a->t] == ACP_WSD_NULL || ws2[a->t] == NULL)
+        return NULL;
+    uint8_t *b = (uint8_t *)a->buf;
+    size_t n = NT * WS_STRIPE * 4, off = (size_t)me * n;
+    memset(b, 0, n);
+    if (acp_read_ws(ws2[a->t], a->ga, n, off) != 0)
+        TFAIL(a, "acp_read_ws of my rank's part of the workspace I created");
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != acpt_pat(9000 + (uint64_t)(me * 2 + a->t), i)) {
+            TFAIL(a, "byte %zu of my rank's part of the workspace I created is another's", i);
+            break;
+        }
+    return NULL;
+}
+
 static void run(struct targ *a, void *(*fn)(void *))
 {
     pthread_t th[NT];
@@ -604,6 +651,25 @@ int main(int argc, char **argv)
     run(a, phase5_destroy);
     CHECK_INT(acp_read_ws(ws, a[0].ga, 1, 0), 1, "acp_read_ws of the destroyed workspace");
     acp_sync();
+    run(a, phase5_create);
+    int both = 1;
+    for (int t = 0; t < 2; t++) {
+        if (ws2[t] == ACP_WSD_NULL || ws2[t] == NULL) {
+            FAIL("acp_create_ws in thread %d failed", t);
+            both = 0;
+            continue;
+        }
+        CHECK_HEX(ws2[t]->gas[me], ws2[t]->ga_data, "workspace %d of two created at once: its chunk here is its own", t);
+    }
+    for (int r = 0; both && r < nprocs; r++)
+        CHECK(ws2[0]->gas[r] != ws2[1]->gas[r], "two workspaces created at once share rank %d's chunk %#" PRIx64, r, ws2[0]->gas[r]);
+    run(a, phase5_fill);
+    acp_sync();
+    run(a, phase5_refill_check);
+    acp_sync();
+    for (int t = 0; t < 2; t++)
+        if (ws2[t] != ACP_WSD_NULL && ws2[t] != NULL)
+            acp_destroy_ws(ws2[t]);
 
     /* Nothing leaked and nothing was freed twice: my heap is one block. */
     acp_ga_t whole = acp_malloc(MAXREQ, me);
