@@ -15,9 +15,10 @@
  * Phase 2, shared objects: one set, one multiset and one map with tables
  * on every rank and only three slots per table (so that threads of every
  * rank meet on the same slot locks). Every thread of every rank inserts its
- * own keys into all three and one common key into the multiset; then every
+ * own keys into all three and one common key into all three; then every
  * key must be found with its value, the sizes and the common key's count
- * must be exact; then every thread removes half of its keys at once, and
+ * must be exact, and of all the insertions of the common key into the map
+ * exactly one must have been new; then every thread removes half of its keys at once, and
  * exactly the other half must remain.
  *
  * Phase 3, one vector, deque and list per rank shared by its threads: each
@@ -240,6 +241,8 @@ static acp_element_t key_of(struct targ *a, int i)
     return e;
 }
 
+static int common_new; /* insertions of the common key into the map that were new */
+
 static void *phase2_insert(void *p)
 {
     struct targ *a = p;
@@ -258,6 +261,13 @@ static void *phase2_insert(void *p)
         if (acp_insert_map(a->map, pr) != 1)
             TFAIL(a, "acp_insert_map of key %d did not return 1 (new key)", i);
     }
+    /* The common key once into the map and the set from every thread:
+     * only one insertion into the map is new (checked by the caller). */
+    acp_pair_t cp = { common, { vga(a, 0), 8 } };
+    if (acp_insert_map(a->map, cp) == 1)
+        __atomic_fetch_add(&common_new, 1, __ATOMIC_RELAXED);
+    if (acp_insert_set(a->set, common) != 1)
+        TFAIL(a, "acp_insert_set of the common key did not return 1");
     return NULL;
 }
 
@@ -588,18 +598,23 @@ int main(int argc, char **argv)
     run(a, phase2_insert);
     acp_sync();
     uint64_t total = (uint64_t)nprocs * NT * K;
-    CHECK_INT(acp_size_set(a[0].set), total, "set size after every thread of every rank inserted %d keys", K);
+    acpt_allgather_u64((uint64_t)common_new, all, 0);
+    uint64_t news = 0;
+    for (int r = 0; r < nprocs; r++)
+        news += all[r];
+    CHECK_INT(news, 1, "insertions of one key into the map from every thread of every rank that were new");
+    CHECK_INT(acp_size_set(a[0].set), total + 1, "set size after every thread of every rank inserted %d keys and a common one", K);
     CHECK_INT(acp_size_multiset(a[0].ms), total + 1, "multiset distinct keys");
-    CHECK_INT(acp_size_map(a[0].map), total, "map size");
+    CHECK_INT(acp_size_map(a[0].map), total + 1, "map size");
     CHECK_INT(acp_retrieve_multiset(a[0].ms, (acp_element_t){ a[0].ga + 8 * (3 * K + 2), 8 }), total,
               "count of the key every thread inserted %d times", K);
     run(a, phase2_check);
     acp_sync();
     run(a, phase2_remove);
     acp_sync();
-    CHECK_INT(acp_size_set(a[0].set), total / 2, "set size after every thread removed half its keys");
+    CHECK_INT(acp_size_set(a[0].set), total / 2 + 1, "set size after every thread removed half its keys");
     CHECK_INT(acp_size_multiset(a[0].ms), total / 2 + 1, "multiset distinct keys after the removals");
-    CHECK_INT(acp_size_map(a[0].map), total / 2, "map size after the removals");
+    CHECK_INT(acp_size_map(a[0].map), total / 2 + 1, "map size after the removals");
     run(a, phase2_check_removed);
     acp_sync();
     if (me == 0) {
