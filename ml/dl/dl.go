@@ -39,8 +39,8 @@ const seqStripes = 64
 // control blocks have no lock word (the original's layout): a call reads
 // the block, works, and writes it back, so two threads of this process
 // pushing onto one vector at once each wrote back their own size and one
-// element was lost (t_thr_dl: 4 threads, 100 push_backs each, ended with
-// 856 to 1648 of 3200 bytes). Calls from other ranks are still not atomic
+// element was lost (t_thr_dl: 4 threads, 48 push_backs of 8 bytes each,
+// left 1000 to 1168 of 1536 bytes). Calls from other ranks are still not atomic
 // with them. Held for the whole call, around the heap and slot locks,
 // never while the program's code runs (merge and sort take none).
 func (l *Library) hold(gas ...core.GA) func() {
