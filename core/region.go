@@ -107,6 +107,9 @@ func (t *RegTable) Add(base unsafe.Pointer, size uint64, color int) (*Region, er
 		return nil, fmt.Errorf("size %d exceeds the largest region a GA can address in a %d-process job (%d bytes); register smaller pieces",
 			size, t.layout.NProcs, t.layout.MaxOffset()-offBase)
 	}
+	if err := checkMapped(base, size); err != nil {
+		return nil, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.free) == 0 {

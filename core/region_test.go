@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func newTable(t *testing.T) (*RegTable, Layout) {
@@ -59,6 +60,34 @@ func TestRegTableRejectsBadRanges(t *testing.T) {
 	assert.Error(t, err)
 	_, err = tab.Add(unsafe.Pointer(&buf[0]), ^uint64(0)-4, 0)
 	assert.Error(t, err, "a wrapping range")
+}
+
+// A range with an unmapped page is refused (a peer's access there would
+// fault in the owner); the mapped pages alone are accepted.
+func TestRegTableRejectsUnmappedRanges(t *testing.T) {
+	tab, _ := newTable(t)
+	page := uint64(unix.Getpagesize())
+	m, err := mapAnon(4 * page) // pages 1 and 3 are unmapped below
+	require.NoError(t, err)
+	// unix.Munmap only takes whole mappings: unmap pages directly.
+	munmap := func(b []byte) error {
+		if _, _, errno := unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0); errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	defer func() { _ = munmap(m[:page]); _ = munmap(m[2*page : 3*page]) }()
+	require.NoError(t, munmap(m[page:2*page]))
+	require.NoError(t, munmap(m[3*page:]))
+	_, err = tab.Add(unsafe.Pointer(&m[0]), 3*page, 0)
+	assert.ErrorContains(t, err, "not all mapped memory")
+	_, err = tab.Add(unsafe.Pointer(&m[page-8]), 16, 0)
+	assert.ErrorContains(t, err, "not all mapped memory")
+	_, err = tab.Add(unsafe.Pointer(&m[2*page]), 2*page, 0)
+	assert.Error(t, err, "past the end of the mapping")
+	r, err := tab.Add(unsafe.Pointer(&m[2*page]), page, 0)
+	require.NoError(t, err)
+	require.NoError(t, tab.Remove(r.Seg))
 }
 
 func TestRegTableReusesOldestSegmentFirst(t *testing.T) {

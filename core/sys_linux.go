@@ -92,6 +92,28 @@ func zeroMapped(b []byte) {
 	}
 }
 
+// checkMapped fails unless every page of [p, p+size) is mapped in this
+// process. Peers write registered memory through the owner's own loads and
+// stores (udp, owner-served shm) and its CPU atomics: a registration that
+// runs past the end of an allocation would let a peer's access kill the
+// owner with SIGSEGV. ib's ibv_reg_mr refuses such a range; this refuses it
+// on every transport. msync(MS_ASYNC) only walks the mappings (ENOMEM for a
+// hole), without touching or committing a page.
+func checkMapped(p unsafe.Pointer, size uint64) error {
+	page := uint64(unix.Getpagesize())
+	start := uint64(uintptr(p)) &^ (page - 1)
+	end := uint64(uintptr(p)) + size // the caller checked that it does not wrap
+	_, _, errno := unix.Syscall(unix.SYS_MSYNC, uintptr(start), uintptr(end-start), unix.MS_ASYNC)
+	switch errno {
+	case 0:
+		return nil
+	case unix.ENOMEM:
+		return fmt.Errorf("range %p + %d bytes is not all mapped memory of this process (is size larger than the allocation?)", p, size)
+	default:
+		return fmt.Errorf("cannot check that range %p + %d bytes is mapped: %v", p, size, errno)
+	}
+}
+
 // bytesAt views n bytes of non-Go memory at p as a slice.
 func bytesAt(p unsafe.Pointer, n uint64) []byte {
 	if n == 0 {

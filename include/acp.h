@@ -110,7 +110,8 @@ acp_ga_t acp_query_starter_ga(int rank);
  * Makes [addr, addr+size) accessible to every process with colour color
  * (0..acp_colors()-1). Every call creates an independent registration, even
  * for identical or overlapping ranges. Non-blocking. Returns the key, or
- * ACP_ATKEY_NULL for a NULL addr, size 0, an invalid colour, a full
+ * ACP_ATKEY_NULL for a NULL addr, size 0, a range that is not all mapped
+ * memory (size larger than the allocation), an invalid colour, a full
  * registration table, or when not initialised.
  */
 acp_atkey_t acp_register_memory(void *addr, size_t size, int color);
