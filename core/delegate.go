@@ -109,11 +109,12 @@ func (e *Engine) execCopy(from int, h Handle, dst, src GA, n uint64) {
 }
 
 // execAtomic runs an atomic whose target is here, for initiator `from`,
-// and stores the old value at dst wherever it is.
+// and stores the old value at dst wherever it is. The result location is
+// checked before the target changes: an atomic whose old value cannot be
+// stored fails whole, the target untouched.
 func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, b uint64) {
-	old, st := e.ApplyAtomic(op, target, a, b)
-	if st != StatusOK {
-		e.sendDone(from, h, st)
+	if !op.Valid() {
+		e.sendDone(from, h, StatusBadRequest)
 		return
 	}
 	w := op.Width()
@@ -123,16 +124,52 @@ func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, 
 		e.sendDone(from, h, StatusBadRequest)
 	case dr == e.Rank():
 		p, r, st := e.regs.Acquire(dst, w)
+		if st != StatusOK {
+			e.sendDone(from, h, st)
+			return
+		}
+		old, st := e.ApplyAtomic(op, target, a, b)
 		if st == StatusOK {
 			storeWord(p, w, old)
-			r.Release()
 		}
+		r.Release()
 		e.sendDone(from, h, st)
 	default:
+		if st := e.regs.Check(target, w); st != StatusOK {
+			e.sendDone(from, h, st)
+			return
+		}
+		// The result location's owner checks it when we read it; the
+		// atomic is applied once that succeeded (delegatedAtomic).
 		peer := e.peerOf(dr)
-		d := &delegated{e: e, from: from, h: h, word: old}
-		e.transportTo(peer).Put(peer, dst, unsafe.Pointer(&d.word), w, d)
+		x := &delegatedAtomic{d: delegated{e: e, from: from, h: h}, op: op, dst: dst, target: target, a: a, b: b, peer: peer}
+		e.transportTo(peer).Get(peer, dst, unsafe.Pointer(&x.d.word), w, x)
 	}
+}
+
+// delegatedAtomic is an atomic run here for another rank whose result
+// location is at a third one, waiting for that location to be read.
+type delegatedAtomic struct {
+	d           delegated
+	op          AtomicOp
+	dst, target GA
+	a, b        uint64
+	peer        int // physical index of the result location's owner
+}
+
+func (x *delegatedAtomic) OnComplete(_ uint64, err error) {
+	d := &x.d
+	if err != nil {
+		d.e.sendDone(d.from, d.h, StatusOf(err))
+		return
+	}
+	old, st := d.e.ApplyAtomic(x.op, x.target, x.a, x.b)
+	if st != StatusOK {
+		d.e.sendDone(d.from, d.h, st)
+		return
+	}
+	d.word = old
+	d.e.transportTo(x.peer).Put(x.peer, x.dst, unsafe.Pointer(&d.word), x.op.Width(), d)
 }
 
 // onDone completes a delegated operation of ours.

@@ -267,12 +267,15 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, false
 
 	case kindLocalAtomic:
-		old, err := e.directAtomic(c.op, c.src, c.a, c.b)
+		// The result location first: an atomic whose old value cannot be
+		// stored is not applied (an operation fails whole).
+		d, dr, err := e.direct(c.dst, c.size)
 		if err != nil {
 			return err, true
 		}
-		d, dr, err := e.direct(c.dst, c.size)
+		old, err := e.directAtomic(c.op, c.src, c.a, c.b)
 		if err != nil {
+			release(dr)
 			return err, true
 		}
 		storeWord(d, c.size, old)
@@ -280,12 +283,12 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, true
 
 	case kindAtomicPush:
-		old, err := e.directAtomic(c.op, c.src, c.a, c.b)
-		if err != nil {
-			return err, true
-		}
-		c.word = old
-		e.transportTo(c.peer).Put(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, c)
+		// The result goes to a peer, which may refuse the range: read it
+		// there first (the owner checks it) and apply the atomic only then
+		// (resultChecked), so that a refused result location leaves the
+		// target unchanged. A round trip more, for result locations outside
+		// the caller's memory only (the API documents the caller's own).
+		e.transportTo(c.peer).Get(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, resultChecked{c})
 		return nil, false
 
 	case kindAtomicFetch:
@@ -297,6 +300,26 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, false
 	}
 	return fmt.Errorf("internal error: unknown command kind %d", c.kind), true
+}
+
+// resultChecked continues a kindAtomicPush once the peer accepted a read
+// of the result location: apply the atomic here, then put the old value
+// there.
+type resultChecked struct{ c *cmd }
+
+func (r resultChecked) OnComplete(_ uint64, err error) {
+	c := r.c
+	if err != nil {
+		c.OnComplete(0, err) // names the refused range, completes
+		return
+	}
+	old, err := c.e.directAtomic(c.op, c.src, c.a, c.b)
+	if err != nil {
+		c.e.q.complete(c, err)
+		return
+	}
+	c.word = old
+	c.e.transportTo(c.peer).Put(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, c)
 }
 
 // directAtomic applies op to a word this thread can touch.

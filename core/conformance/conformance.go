@@ -400,6 +400,25 @@ func testRemoteAccessErrors(t *testing.T, w *coretest.World, s suite) {
 			if e.Errors() != errsBefore+1 {
 				return fmt.Errorf("atomic beyond the region completed without an error")
 			}
+			// Atomics whose result location the owner refuses fail whole:
+			// the target keeps its value (rank 1's is compared below).
+			mine := binary.LittleEndian.Uint64(starter(w, 0)[8:])
+			for _, tgt := range []core.GA{sga(e, 1, 0), sga(e, 0, 8)} {
+				for _, op := range []core.AtomicOp{core.OpAdd8, core.OpSwap4, core.OpXor8} {
+					errsBefore := e.Errors()
+					h, err := s.ops(e).Atomic(op, sga(e, 1, size), tgt, 0x5a5a5a5a, 0, core.HandleNull)
+					if err != nil {
+						return fmt.Errorf("%s with a refused result location: issue failed, want an error completion: %v", op, err)
+					}
+					s.ops(e).Complete(h)
+					if e.Errors() != errsBefore+1 {
+						return fmt.Errorf("%s with a refused result location completed without an error", op)
+					}
+				}
+			}
+			if got := binary.LittleEndian.Uint64(starter(w, 0)[8:]); got != mine {
+				return fmt.Errorf("atomics whose result location was refused changed their target here: %#x, was %#x", got, mine)
+			}
 			// issue-time errors
 			if _, err := s.ops(e).Copy(core.GANull, sga(e, 0, 0), 1, core.HandleNull); err == nil {
 				return fmt.Errorf("copy to ACP_GA_NULL accepted")

@@ -22,6 +22,12 @@
  *    before: one location, every path at once.
  * 4. Misaligned targets or results and NULL GAs give ACP_HANDLE_NULL and
  *    change nothing.
+ * 5. A result location that only its owner can refuse (beyond a peer's
+ *    starter memory or registered region, on the target's rank or a third
+ *    one): the handle completes, and the target word is unchanged, for
+ *    every operation. The atomic fails whole: it used to be applied at the
+ *    target and then reported as failed, its old value lost (a cas that
+ *    "failed" had taken the lock).
  *
  * Run with --acp-size-smem 32768.
  */
@@ -37,6 +43,8 @@
 #define SEQ_OFF   (RES_OFF + MAXP * NCASES * 8)   /* word + results of the chain */
 #define CNT_OFF   (SEQ_OFF + 256)                 /* add8 counter, cas4 counter */
 #define MIS_OFF   (CNT_OFF + 64)                  /* misaligned attempts */
+#define REF_OFF   (MIS_OFF + 64)                  /* targets of refused results: 8 * MAXP, */
+#define REF_LAND  (REF_OFF + 8 * MAXP)            /* then where their values are read to */
 #define SMEM      32768
 #define AREA      (MAXP * NCASES * 8)             /* registered: targets, then results, */
 #define REG_CNT   (2 * AREA)                      /* then the counters (64 bytes) */
@@ -399,6 +407,59 @@ static void test_rejects(void)
     CHECK_BYTES(mine, 32, 0x77, "memory around refused atomics");
 }
 
+/* ---- 5. result locations the owner refuses -------------------------------- */
+
+#define REF_WORD 0x0123456789abcdefull
+
+static void test_refused_result(void)
+{
+    int next = (me + 1) % nprocs, third = (me + 2) % nprocs;
+    uint64_t *words = acpt_starter(REF_OFF);
+    for (int q = 0; q < MAXP; q++)
+        words[q] = REF_WORD;
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+    /* My word on rank r is slot <me> of r's REF_OFF area. */
+    const acp_ga_t beyond = (acp_ga_t)1 << 36; /* past any starter memory this test is run with */
+    struct {
+        const char *name;
+        int tgt_rank;
+        acp_ga_t res;
+        int min_procs;
+    } pl[] = {
+        { "target own, result beyond the next rank's starter memory", me, starter[next] + beyond, 2 },
+        { "target on the next rank, result beyond its starter memory", next, starter[next] + beyond, 2 },
+        { "target on the next rank, result beyond a third rank's starter memory", next, starter[third] + beyond, 3 },
+        { "target on the next rank, result just past a third rank's registered region", next,
+          reg[third] + REG_CNT + 64, 3 },
+    };
+    for (size_t i = 0; i < sizeof pl / sizeof pl[0]; i++) {
+        if (nprocs < pl[i].min_procs)
+            continue;
+        acp_ga_t tgt = starter[pl[i].tgt_rank] + REF_OFF + 8 * (acp_ga_t)me;
+        for (int op = CAS4; op <= AND8; op++) {
+            /* cas compares with the word's value, so that it would succeed. */
+            uint64_t a = op == CAS4 ? (uint32_t)REF_WORD : op == CAS8 ? REF_WORD : 0xff;
+            acp_handle_t h = issue(op, pl[i].res, tgt, a, 0x42, ACP_HANDLE_NULL);
+            CHECK(h != ACP_HANDLE_NULL, "%s: %s returned ACP_HANDLE_NULL (only the owner can refuse it)",
+                  pl[i].name, op_name[op]);
+            acp_complete(h);
+            CHECK_INT(acp_inquire(h), 0, "%s: %s: acp_inquire after acp_complete", pl[i].name, op_name[op]);
+            uint64_t now = 0;
+            if (pl[i].tgt_rank == me) {
+                now = words[me];
+            } else {
+                WAIT(acp_copy(starter[me] + REF_LAND, tgt, 8, ACP_HANDLE_NULL), "acp_copy of the target word");
+                now = *(uint64_t *)acpt_starter(REF_LAND);
+            }
+            CHECK_HEX(now, REF_WORD, "%s: target word after a %s whose result location was refused",
+                      pl[i].name, op_name[op]);
+        }
+    }
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+    for (int q = 0; q < nprocs; q++)
+        CHECK_HEX(words[q], REF_WORD, "word of rank %d in my REF_OFF area", q);
+}
+
 int main(int argc, char **argv)
 {
     acpt_init(&argc, &argv);
@@ -429,6 +490,7 @@ int main(int argc, char **argv)
         test_cas_contention(sp);
     }
     test_rejects();
+    test_refused_result();
     CHECK_INT(acp_unregister_memory(key), 0, "unregister the atomic area");
     return acpt_finish("t_atomic");
 }
