@@ -50,8 +50,12 @@ type Layout struct {
 // are better spent on registration slots.
 const maxOffsetBits = 48
 
-// minSegBits keeps at least 256 registration slots even at the largest jobs.
-const minSegBits = 8
+// minSegBits keeps at least 512 segments even at the largest jobs: 508
+// registrations at once after the reserved ones (NumStarters). The
+// original's ib device had 255, and its sample acpbl_test_rm uses every
+// one; with 256 segments (252 registrations) that program failed from 128
+// processes on.
+const minSegBits = 9
 
 // NewLayout chooses the layout for nprocs processes and the given number of
 // colours. Every rank computes the same layout from the same arguments, so a

@@ -15,9 +15,11 @@ func TestLayoutWidths(t *testing.T) {
 		{1, 1, 1, 0, 15, 48},
 		{2, 1, 2, 0, 14, 48},
 		{8, 1, 4, 0, 12, 48},
-		{1 << 20, 1, 21, 0, 8, 35},
-		{1 << 20, 4, 21, 2, 8, 33},
-		{MaxProcs, 1, 24, 0, 8, 32},
+		{127, 1, 7, 0, 9, 48},
+		{128, 1, 8, 0, 9, 47},
+		{1 << 20, 1, 21, 0, 9, 34},
+		{1 << 20, 4, 21, 2, 9, 32},
+		{MaxProcs, 1, 24, 0, 9, 31},
 	}
 	for _, c := range cases {
 		l, err := NewLayout(c.procs, c.colors)
@@ -27,6 +29,19 @@ func TestLayoutWidths(t *testing.T) {
 		assert.Equal(t, c.seg, l.SegBits, "segment bits for %d procs", c.procs)
 		assert.Equal(t, c.offBits, l.OffsetBits, "offset bits for %d procs", c.procs)
 		assert.Equal(t, uint(64), l.RankBits+l.ColorBits+l.SegBits+l.OffsetBits)
+	}
+}
+
+// Every job size holds more registrations at once than the original's ib
+// device (255, all used by its sample acpbl_test_rm).
+func TestLayoutRegistrationsAtEverySize(t *testing.T) {
+	for procs := 1; procs <= MaxProcs; procs *= 2 {
+		for _, colors := range []int{1, 2, 4} {
+			l, err := NewLayout(procs, colors)
+			require.NoError(t, err)
+			tab := NewRegTable(l, 0)
+			assert.GreaterOrEqual(t, tab.Capacity(), 255, "%d procs, %d colours: %s", procs, colors, l)
+		}
 	}
 }
 

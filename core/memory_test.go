@@ -69,8 +69,8 @@ func TestMemoryUseTables(t *testing.T) {
 	assert.Equal(t, uint64(1_000_000*(recordHead+1)), byName["start-up records"].Bytes)
 	assert.Equal(t, uint64(1_000_000), byName["routes"].Bytes)
 	assert.Equal(t, uint64(3*12288+engineAreaSize), byName["starter memories"].Bytes, "3 × 10240 bytes, rounded to pages, and the engine area")
-	// 256 slots at a million processes (8 segment bits).
-	assert.Less(t, byName["registration table"].Bytes, uint64(8*1024))
+	// 512 slots at a million processes (9 segment bits).
+	assert.Less(t, byName["registration table"].Bytes, uint64(16*1024))
 
 	require.NoError(t, s.Set("transports", "nosuch", "test"))
 	_, err = MemoryUse(s, 4)
