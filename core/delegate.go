@@ -13,7 +13,16 @@ import (
 const (
 	msgCopy   = 1 // h, dst, src, size
 	msgAtomic = 2 // h, op, dst, src, a, b
-	msgDone   = 3 // h, status
+	msgDone   = 3 // h, status, end (endSource or endDest: which end was refused)
+)
+
+// The end of a delegated operation that a msgDone's status is about: the
+// source or target, which the executing rank owns, or the destination or
+// result location, which may be a third rank's. The initiator then names
+// the right rank and GA in its error.
+const (
+	endSource = 0
+	endDest   = 1
 )
 
 var le = binary.LittleEndian
@@ -51,8 +60,8 @@ func (e *Engine) Deliver(peer int, msg []byte) {
 		e.execCopy(peer, Handle(le.Uint64(msg[1:])), GA(le.Uint64(msg[9:])), GA(le.Uint64(msg[17:])), le.Uint64(msg[25:]))
 	case msg[0] == msgAtomic && len(msg) == 42:
 		e.execAtomic(peer, Handle(le.Uint64(msg[1:])), AtomicOp(msg[9]), GA(le.Uint64(msg[10:])), GA(le.Uint64(msg[18:])), le.Uint64(msg[26:]), le.Uint64(msg[34:]))
-	case msg[0] == msgDone && len(msg) == 10:
-		e.onDone(peer, Handle(le.Uint64(msg[1:])), Status(msg[9]))
+	case msg[0] == msgDone && len(msg) == 11:
+		e.onDone(peer, Handle(le.Uint64(msg[1:])), Status(msg[9]), msg[10] == endDest)
 	default:
 		e.Logf(1, "dropped malformed control message (type %d, %d bytes) from process %d", msg[0], len(msg), peer)
 	}
@@ -71,14 +80,15 @@ func (d *delegated) OnComplete(_ uint64, err error) {
 	if d.pin != nil {
 		d.pin.Release()
 	}
-	d.e.sendDone(d.from, d.h, StatusOf(err))
+	d.e.sendDone(d.from, d.h, StatusOf(err), endDest)
 }
 
-func (e *Engine) sendDone(to int, h Handle, st Status) {
-	var b [10]byte
+func (e *Engine) sendDone(to int, h Handle, st Status, end byte) {
+	var b [11]byte
 	b[0] = msgDone
 	le.PutUint64(b[1:], uint64(h))
 	b[9] = byte(st)
+	b[10] = end
 	e.transportTo(to).Send(to, b[:])
 }
 
@@ -86,14 +96,14 @@ func (e *Engine) sendDone(to int, h Handle, st Status) {
 func (e *Engine) execCopy(from int, h Handle, dst, src GA, n uint64) {
 	s, sr, st := e.regs.Acquire(src, n)
 	if st != StatusOK {
-		e.sendDone(from, h, st)
+		e.sendDone(from, h, st, endSource)
 		return
 	}
 	dr := e.layout.Rank(dst)
 	switch {
 	case dr < 0:
 		sr.Release()
-		e.sendDone(from, h, StatusBadRequest)
+		e.sendDone(from, h, StatusBadRequest, endDest)
 	case dr == e.Rank():
 		d, dreg, st := e.regs.Acquire(dst, n)
 		if st == StatusOK {
@@ -101,7 +111,7 @@ func (e *Engine) execCopy(from int, h Handle, dst, src GA, n uint64) {
 			dreg.Release()
 		}
 		sr.Release()
-		e.sendDone(from, h, st)
+		e.sendDone(from, h, st, endDest)
 	default:
 		peer := e.peerOf(dr)
 		e.transportTo(peer).Put(peer, dst, s, n, &delegated{e: e, from: from, h: h, pin: sr})
@@ -114,18 +124,18 @@ func (e *Engine) execCopy(from int, h Handle, dst, src GA, n uint64) {
 // stored fails whole, the target untouched.
 func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, b uint64) {
 	if !op.Valid() {
-		e.sendDone(from, h, StatusBadRequest)
+		e.sendDone(from, h, StatusBadRequest, endSource)
 		return
 	}
 	w := op.Width()
 	dr := e.layout.Rank(dst)
 	switch {
 	case dr < 0:
-		e.sendDone(from, h, StatusBadRequest)
+		e.sendDone(from, h, StatusBadRequest, endDest)
 	case dr == e.Rank():
 		p, r, st := e.regs.Acquire(dst, w)
 		if st != StatusOK {
-			e.sendDone(from, h, st)
+			e.sendDone(from, h, st, endDest)
 			return
 		}
 		old, st := e.ApplyAtomic(op, target, a, b)
@@ -133,10 +143,10 @@ func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, 
 			storeWord(p, w, old)
 		}
 		r.Release()
-		e.sendDone(from, h, st)
+		e.sendDone(from, h, st, endSource)
 	default:
 		if st := e.regs.Check(target, w); st != StatusOK {
-			e.sendDone(from, h, st)
+			e.sendDone(from, h, st, endSource)
 			return
 		}
 		// The result location's owner checks it when we read it; the
@@ -160,20 +170,21 @@ type delegatedAtomic struct {
 func (x *delegatedAtomic) OnComplete(_ uint64, err error) {
 	d := &x.d
 	if err != nil {
-		d.e.sendDone(d.from, d.h, StatusOf(err))
+		d.e.sendDone(d.from, d.h, StatusOf(err), endDest)
 		return
 	}
 	old, st := d.e.ApplyAtomic(x.op, x.target, x.a, x.b)
 	if st != StatusOK {
-		d.e.sendDone(d.from, d.h, st)
+		d.e.sendDone(d.from, d.h, st, endSource)
 		return
 	}
 	d.word = old
 	d.e.transportTo(x.peer).Put(x.peer, x.dst, unsafe.Pointer(&d.word), x.op.Width(), d)
 }
 
-// onDone completes a delegated operation of ours.
-func (e *Engine) onDone(peer int, h Handle, st Status) {
+// onDone completes a delegated operation of ours; atDest: the status is
+// about the destination (result location), whose owner may be a third rank.
+func (e *Engine) onDone(peer int, h Handle, st Status, atDest bool) {
 	q := &e.q
 	q.lock()
 	c := q.slot(h)
@@ -185,7 +196,11 @@ func (e *Engine) onDone(peer int, h Handle, st Status) {
 	}
 	var err error
 	if st != StatusOK {
-		err = &AccessError{Status: st, Rank: e.rankOfPeer(peer)}
+		ae := &AccessError{Status: st, Rank: e.rankOfPeer(peer), GA: c.src, Size: c.size}
+		if atDest {
+			ae.Rank, ae.GA = e.layout.Rank(c.dst), c.dst
+		}
+		err = ae
 	}
 	q.complete(c, err)
 }

@@ -11,6 +11,9 @@
  * - Remote GAs of an unregistered region, or ranges reaching beyond a
  *   region (registered or starter memory), give a handle that completes;
  *   the target's memory, canaries around it included, stays unchanged.
+ * - Third-party operations (np >= 3) refused at either end: the message
+ *   names the rank that refused and the refused GA (over udp a destination
+ *   refused by a third rank was blamed on the source's owner, without GA).
  * - Zero-byte copies in every placement complete.
  * - acp_complete/acp_inquire of garbage handles return (inquire 0).
  *
@@ -327,6 +330,43 @@ static void test_owner_rejects(size_t smem)
     free(part_buf);
 }
 
+/* ---- third-party operations refused at one end ---------------------------------- */
+
+static void test_third_party_rejects(size_t smem)
+{
+    int third = (me + 2) % nprocs;
+    acp_ga_t far_dst = st(third) + smem - 8, far_src = st(next) + smem - 8, far_res = st(third) + smem;
+    struct {
+        const char *what;
+        int is_atomic;
+        acp_ga_t dst, src;
+        int refuser;
+        acp_ga_t refused;
+    } bad[] = {
+        { "third-party copy whose destination leaves the third rank's starter memory", 0, far_dst,
+          st(next) + SCR_OFF, third, far_dst },
+        { "third-party copy whose source leaves its owner's starter memory", 0, st(third) + SCR_OFF, far_src, next,
+          far_src },
+        { "acp_add8 whose result location leaves the third rank's starter memory", 1, far_res, st(next) + SCR_OFF,
+          third, far_res },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        capture_begin();
+        acp_handle_t h = bad[i].is_atomic ? acp_add8(bad[i].dst, bad[i].src, 1, ACP_HANDLE_NULL)
+                                          : acp_copy(bad[i].dst, bad[i].src, 16, ACP_HANDLE_NULL);
+        if (h != ACP_HANDLE_NULL)
+            acp_complete(h);
+        const char *text = capture_end();
+        CHECK(h != ACP_HANDLE_NULL, "%s: want a handle that completes, got ACP_HANDLE_NULL", bad[i].what);
+        char by[64], ga[64];
+        snprintf(by, sizeof by, "rejected by rank %d", bad[i].refuser);
+        snprintf(ga, sizeof ga, "GA 0x%" PRIx64, bad[i].refused);
+        CHECK(strstr(text, by) != NULL && strstr(text, ga) != NULL,
+              "%s: stderr should name \"%s\" and \"%s\", was \"%.300s\"", bad[i].what, ga, by, text);
+    }
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+}
+
 /* ---- zero bytes, garbage handles ------------------------------------------------ */
 
 static void test_zero_and_garbage(size_t smem)
@@ -378,6 +418,8 @@ int main(int argc, char **argv)
     test_rejected(smem);
     if (nprocs >= 2)
         test_owner_rejects(smem);
+    if (nprocs >= 3)
+        test_third_party_rejects(smem);
     test_zero_and_garbage(smem);
 
     int rc = acp_finalize();
