@@ -292,6 +292,14 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		return nil, false
 
 	case kindAtomicFetch:
+		// The result location is resolved and pinned now, until the old
+		// value is stored there (OnComplete): an unregister meanwhile
+		// waits for it, as for any access in progress.
+		d, dr, err := e.direct(c.dst, c.size)
+		if err != nil {
+			return err, true
+		}
+		c.at, c.pin = d, dr
 		e.transportTo(c.peer).Atomic(c.peer, c.op, c.src, c.a, c.b, c)
 		return nil, false
 

@@ -54,10 +54,11 @@ type cmd struct {
 	src    GA
 	size   uint64
 	a, b   uint64
-	peer   int     // physical peer the operation talks to
-	pin    *Region // local region held while a transport uses it
-	word   uint64  // fetched value on its way to a remote result location
-	report *Report // where the issuer wants a failure recorded, or nil
+	peer   int            // physical peer the operation talks to
+	pin    *Region        // local region held while a transport uses it
+	at     unsafe.Pointer // where a kindAtomicFetch stores the old value (in pin's region, or mapped)
+	word   uint64         // fetched value on its way to a remote result location
+	report *Report        // where the issuer wants a failure recorded, or nil
 }
 
 // The lock, the counters and the done flags live in the fast state (see
@@ -254,7 +255,6 @@ func (q *queue) finish(c *cmd, err error, ready []*cmd) []*cmd {
 // OnComplete receives the transport's verdict for c.
 func (c *cmd) OnComplete(val uint64, err error) {
 	e := c.e
-	release(c.pin)
 	if ae, ok := err.(*AccessError); ok && ae.Rank < 0 {
 		// The peer rejected the access: say who and which range.
 		ae.Rank = e.rankOfPeer(c.peer)
@@ -266,14 +266,10 @@ func (c *cmd) OnComplete(val uint64, err error) {
 		}
 	}
 	if err == nil && c.kind == kindAtomicFetch {
-		p, r, derr := e.direct(c.dst, c.op.Width())
-		if derr != nil {
-			err = derr
-		} else {
-			storeWord(p, c.op.Width(), val)
-			release(r)
-		}
+		storeWord(c.at, c.op.Width(), val)
 	}
+	c.at = nil
+	release(c.pin) // after the store: it pinned the result location
 	e.q.complete(c, err)
 }
 

@@ -12,6 +12,12 @@
  * job size; run also at np 128, from where libacp's GA layout once left
  * only 252.
  *
+ * An unregister right after an atomic whose result goes to the region, or a
+ * get into it, was issued waits for that access: the old value (the data)
+ * is in the region when the handle completes. The atomic's result used to
+ * be dropped (the target incremented all the same) and the unregister
+ * returned at once.
+ *
  * A range that is not all mapped memory (a size larger than the
  * allocation, a page unmapped in the middle) is refused, on every
  * transport as ib's ibv_reg_mr refuses it: accepted, a peer's put or
@@ -233,6 +239,50 @@ static void test_remote(void)
     free(buf);
 }
 
+/*
+ * The next rank's registered counter (GA in starter memory at
+ * SMEM_OFF_GA): NINFLIGHT times, register a fresh region, fetch-and-add
+ * into it, unregister it at once, then complete. Then a get of 4 KiB into
+ * a region unregistered just after the get was issued.
+ */
+#define NINFLIGHT 100
+static void test_unregister_in_flight(void)
+{
+    int next = (me + 1) % nprocs;
+    uint64_t *counter = calloc(1, BUFSZ);
+    acpt_fill(counter + 1, BUFSZ - 8, 9000 + (uint64_t)me);
+    acp_atkey_t ck = acp_register_memory(counter, BUFSZ, 0);
+    uint64_t gas[256];
+    acpt_allgather_u64(acp_query_ga(ck, counter), gas, SMEM_OFF_GA);
+    int lost = 0, refused = 0;
+    for (int i = 0; i < NINFLIGHT; i++) {
+        uint64_t *res = malloc(64);
+        res[0] = 0xdeadbeef;
+        acp_atkey_t k = acp_register_memory(res, 64, 0);
+        acp_handle_t h = acp_add8(acp_query_ga(k, res), gas[next], 1, ACP_HANDLE_NULL);
+        refused += acp_unregister_memory(k) != 0;
+        acp_complete(h);
+        lost += res[0] != (uint64_t)i;
+        free(res);
+    }
+    CHECK_INT(refused, 0, "unregisters refused with an atomic in flight");
+    CHECK_INT(lost, 0, "fetched values not in the region unregistered while the atomic was in flight (of %d)",
+              NINFLIGHT);
+    uint8_t *in = malloc(BUFSZ - 8);
+    memset(in, 0, BUFSZ - 8);
+    acp_atkey_t k = acp_register_memory(in, BUFSZ - 8, 0);
+    acp_handle_t h = acp_copy(acp_query_ga(k, in), gas[next] + 8, BUFSZ - 8, ACP_HANDLE_NULL);
+    CHECK_INT(acp_unregister_memory(k), 0, "unregister with a get into the region in flight");
+    acp_complete(h);
+    CHECK_FILL(in, BUFSZ - 8, 9000 + (uint64_t)next, "data of a get into a region unregistered while in flight");
+    free(in);
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+    CHECK_INT(counter[0], NINFLIGHT, "my counter after the previous rank's %d fetch-and-adds", NINFLIGHT);
+    CHECK_INT(acp_unregister_memory(ck), 0, "unregister my counter");
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+    free(counter);
+}
+
 int main(int argc, char **argv)
 {
     acpt_init(&argc, &argv);
@@ -248,5 +298,6 @@ int main(int argc, char **argv)
     test_many();
     test_overlap();
     test_remote();
+    test_unregister_in_flight();
     return acpt_finish("t_register");
 }
