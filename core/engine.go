@@ -821,9 +821,9 @@ func (e *Engine) closeTransports() {
 
 // Reset re-ranks the job (acp_reset): every process names its new rank;
 // unless the names form a permutation of 0..N-1 all return an error and
-// nothing changes. Otherwise every registration and every outstanding
-// operation is dropped, all three starter memories are cleared, handles
-// restart at 1, and ranks follow the new numbering.
+// nothing changes. Otherwise every outstanding operation is completed,
+// then every registration is dropped, all three starter memories are
+// cleared, handles restart at 1, and ranks follow the new numbering.
 func (e *Engine) Reset(newRank int) error {
 	plan, err := e.PlanReset(newRank)
 	if err != nil {

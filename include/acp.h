@@ -68,9 +68,10 @@ int acp_finalize(void);
 
 /*
  * Re-numbers the ranks: every process names its new rank; the names must
- * form a permutation of 0..acp_procs()-1. Collective and blocking. All
- * registrations and outstanding operations are dropped, all starter memory
- * is cleared and handles restart at 1. Returns 0, or -1 on every process
+ * form a permutation of 0..acp_procs()-1. Collective and blocking. Every
+ * process's outstanding operations are completed first; then all
+ * registrations are dropped, all starter memory is cleared and handles
+ * restart at 1. Returns 0, or -1 on every process
  * when the ranks are not a permutation (nothing changes) or when not
  * initialised.
  */

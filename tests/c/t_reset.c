@@ -12,6 +12,9 @@
  *    -1): -1 on every rank, and nothing changed: rank, starter contents,
  *    registrations, handle numbering.
  * 4. Reverse again: back to the original ranks.
+ * 5. Operations still outstanding when acp_reset is called are completed
+ *    first, not dropped: a put into the next rank's registered memory (which
+ *    a reset does not clear), issued just before, has landed afterwards.
  *
  * Run with --acp-size-smem 4096.
  */
@@ -111,6 +114,32 @@ static void check_refused(const char *how, int request, acp_atkey_t key, uint64_
     CHECK_INT(acp_sync(), 0, "acp_sync after a refused reset");
 }
 
+/* 5: puts issued just before an identity reset, never completed by the
+ * program, land in the next rank's registered memory. */
+static uint8_t landing[PAT_LEN];
+
+static void check_outstanding(void)
+{
+    int me = acp_rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
+    memset(landing, 0, sizeof landing);
+    acp_atkey_t key = acp_register_memory(landing, sizeof landing, 0);
+    uint64_t *slot = acpt_starter(TAB_OFF);
+    slot[0] = acp_query_ga(key, landing);
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+    WAIT(acp_copy(acp_query_starter_ga(me) + TAB_OFF + 8, acp_query_starter_ga(next) + TAB_OFF, 8,
+                  ACP_HANDLE_NULL), "acp_copy of the next rank's GA");
+    acp_ga_t theirs = slot[1];
+    acpt_fill(acpt_starter(0), PAT_LEN, 500 + (uint64_t)me);
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+    for (int i = 0; i < 8; i++)
+        CHECK(acp_copy(theirs + (uint64_t)i * (PAT_LEN / 8), acp_query_starter_ga(me) + (uint64_t)i * (PAT_LEN / 8),
+                       PAT_LEN / 8, ACP_HANDLE_NULL) != ACP_HANDLE_NULL, "put %d before the reset", i);
+    CHECK_INT(acp_reset(me), 0, "acp_reset(acp_rank()) with puts outstanding");
+    CHECK_FILL(landing, sizeof landing, 500 + (uint64_t)prev,
+               "my registered memory after the previous rank's outstanding puts and a reset");
+    CHECK_INT(acp_sync(), 0, "acp_sync");
+}
+
 int main(int argc, char **argv)
 {
     acpt_init(&argc, &argv);
@@ -146,5 +175,6 @@ int main(int argc, char **argv)
     CHECK_INT(acp_rank(), orig, "acp_rank() after reversing twice");
     CHECK_BYTES(acpt_starter(0), SMEM, 0, "starter memory after the second reverse reset");
     check_mapping("reversing twice", 0);
+    check_outstanding();
     return acpt_finish("t_reset");
 }
