@@ -200,6 +200,7 @@ func (e *Engine) onDone(peer int, h Handle, st Status, atDest bool) {
 		if atDest {
 			ae.Rank, ae.GA = e.layout.Rank(c.dst), c.dst
 		}
+		e.hint(ae)
 		err = ae
 	}
 	q.complete(c, err)

@@ -727,7 +727,22 @@ func (e *Engine) QueryColor(ga GA) int {
 }
 
 func (e *Engine) accessErr(st Status, ga GA, n uint64, rank int) error {
-	return &AccessError{Status: st, Rank: rank, GA: ga, Size: n}
+	ae := &AccessError{Status: st, Rank: rank, GA: ga, Size: n}
+	e.hint(ae)
+	return ae
+}
+
+// hint names the setting to raise when an access ran past the end of the
+// basic-layer or data-library starter memory (the communication library's
+// and the engine's are not the program's to address).
+func (e *Engine) hint(ae *AccessError) {
+	if ae.Status != StatusOutOfBounds || ae.GA == GANull {
+		return
+	}
+	if seg := e.layout.Seg(ae.GA); seg == SegStarter || seg == SegStarterDL {
+		name := starterSettings[seg]
+		ae.Hint = fmt.Sprintf("starter memory of %d bytes: --acp-%s / %s sets its size", e.StarterSetting(seg), name, Setting{Name: name}.Env())
+	}
 }
 
 // Logf prints a diagnostic when the verbosity is at least level.

@@ -264,6 +264,7 @@ func (c *cmd) OnComplete(val uint64, err error) {
 		default:
 			ae.GA, ae.Size = c.src, c.size
 		}
+		e.hint(ae)
 	}
 	if err == nil && c.kind == kindAtomicFetch {
 		storeWord(c.at, c.op.Width(), val)

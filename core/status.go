@@ -49,6 +49,7 @@ type AccessError struct {
 	Rank   int    // rank that rejected the access, -1 if local
 	GA     GA     // start of the rejected range, 0 if unknown
 	Size   uint64 // size of the rejected range
+	Hint   string // what to change, when the engine knows (a starter memory's size setting)
 }
 
 func (e *AccessError) Error() string {
@@ -56,10 +57,14 @@ func (e *AccessError) Error() string {
 	if e.Rank >= 0 {
 		where = fmt.Sprintf("by rank %d", e.Rank)
 	}
-	if e.GA != 0 {
-		return fmt.Sprintf("access to GA %#x size %d rejected %s: %s", uint64(e.GA), e.Size, where, e.Status)
+	hint := ""
+	if e.Hint != "" {
+		hint = " (" + e.Hint + ")"
 	}
-	return fmt.Sprintf("access rejected %s: %s", where, e.Status)
+	if e.GA != 0 {
+		return fmt.Sprintf("access to GA %#x size %d rejected %s: %s%s", uint64(e.GA), e.Size, where, e.Status, hint)
+	}
+	return fmt.Sprintf("access rejected %s: %s%s", where, e.Status, hint)
 }
 
 // StatusOf extracts a status from an error returned by a transport or the

@@ -11,6 +11,9 @@
  * - Remote GAs of an unregistered region, or ranges reaching beyond a
  *   region (registered or starter memory), give a handle that completes;
  *   the target's memory, canaries around it included, stays unchanged.
+ * - A range beyond starter memory, mine or a peer's, is reported with the
+ *   setting that sizes it (--acp-size-smem); the message used to say only
+ *   "range leaves the registered region".
  * - Third-party operations (np >= 3) refused at either end: the message
  *   names the rank that refused and the refused GA (over udp a destination
  *   refused by a third rank was blamed on the source's owner, without GA).
@@ -220,6 +223,8 @@ static void test_rejected(size_t smem)
     text = capture_end();
     CHECK_INT(h, ACP_HANDLE_NULL, "acp_copy from the last 4 bytes of my starter memory, 8 bytes");
     CHECK_MESSAGE(text, "acp_copy", "with a source beyond my starter memory");
+    CHECK(strstr(text, "--acp-size-smem") != NULL,
+          "acp_copy with a source beyond my starter memory: no --acp-size-smem in \"%.300s\"", text);
     CHECK_INT(acp_copy(st(me) + smem - 4, st(next) + SCR_OFF, 8, ACP_HANDLE_NULL), ACP_HANDLE_NULL,
               "acp_copy into the last 4 bytes of my starter memory, 8 bytes");
     CHECK_INT(acp_add4(st(me) + smem, st(next) + SCR_OFF, 1, ACP_HANDLE_NULL), ACP_HANDLE_NULL,
@@ -276,16 +281,16 @@ static void test_owner_rejects(size_t smem)
 
     acp_ga_t scratch = st(me) + SCR_OFF;
     acpt_fill(acpt_starter(SCR_OFF), 512, 42);
-    struct { const char *what; acp_ga_t dst, src; size_t n; } bad[] = {
-        { "put into an unregistered region", stale[next], scratch, 64 },
-        { "put of 300 bytes into a 256-byte region", part[next], scratch, 300 },
-        { "put of 100 bytes at offset 200 of a 256-byte region", part[next] + 200, scratch, 100 },
-        { "put of 1 byte just past a region", part[next] + 256, scratch, 1 },
-        { "put of 16 bytes over the end of starter memory", st(next) + smem - 8, scratch, 16 },
-        { "put far beyond starter memory", st(next) + ((uint64_t)1 << 32), scratch, 8 },
-        { "get from an unregistered region", scratch, stale[next], 64 },
-        { "get of 300 bytes from a 256-byte region", scratch, part[next], 300 },
-        { "get over the end of starter memory", scratch, st(next) + smem - 8, 16 },
+    struct { const char *what; acp_ga_t dst, src; size_t n; int starter; } bad[] = {
+        { "put into an unregistered region", stale[next], scratch, 64, 0 },
+        { "put of 300 bytes into a 256-byte region", part[next], scratch, 300, 0 },
+        { "put of 100 bytes at offset 200 of a 256-byte region", part[next] + 200, scratch, 100, 0 },
+        { "put of 1 byte just past a region", part[next] + 256, scratch, 1, 0 },
+        { "put of 16 bytes over the end of starter memory", st(next) + smem - 8, scratch, 16, 1 },
+        { "put far beyond starter memory", st(next) + ((uint64_t)1 << 32), scratch, 8, 1 },
+        { "get from an unregistered region", scratch, stale[next], 64, 0 },
+        { "get of 300 bytes from a 256-byte region", scratch, part[next], 300, 0 },
+        { "get over the end of starter memory", scratch, st(next) + smem - 8, 16, 1 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         double t0 = acpt_now();
@@ -299,6 +304,9 @@ static void test_owner_rejects(size_t smem)
         CHECK(acpt_now() - t0 < 20, "%s: took %.1f s to complete", bad[i].what, acpt_now() - t0);
         CHECK(strstr(text, "acp_copy") != NULL, "%s: no message naming acp_copy on stderr (\"%.200s\")",
               bad[i].what, text);
+        if (bad[i].starter)
+            CHECK(strstr(text, "--acp-size-smem") != NULL, "%s: no --acp-size-smem in \"%.300s\"", bad[i].what,
+                  text);
     }
     /* Atomics the owner must refuse. */
     struct { const char *what; acp_ga_t tgt; } abad[] = {
