@@ -98,12 +98,13 @@ func zeroMapped(b []byte) {
 // runs past the end of an allocation would let a peer's access kill the
 // owner with SIGSEGV. ib's ibv_reg_mr refuses such a range; this refuses it
 // on every transport. msync(MS_ASYNC) only walks the mappings (ENOMEM for a
-// hole), without touching or committing a page.
+// hole), without touching or committing a page, and never blocks (hence
+// RawSyscall: a system call is most of a registration's cost).
 func checkMapped(p unsafe.Pointer, size uint64) error {
 	page := uint64(unix.Getpagesize())
 	start := uint64(uintptr(p)) &^ (page - 1)
 	end := uint64(uintptr(p)) + size // the caller checked that it does not wrap
-	_, _, errno := unix.Syscall(unix.SYS_MSYNC, uintptr(start), uintptr(end-start), unix.MS_ASYNC)
+	_, _, errno := unix.RawSyscall(unix.SYS_MSYNC, uintptr(start), uintptr(end-start), unix.MS_ASYNC)
 	switch errno {
 	case 0:
 		return nil
