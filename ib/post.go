@@ -51,9 +51,11 @@ type slot struct {
 	kind     slotKind
 	op       *op
 	conn     *conn
-	lr       *localRegion // local registration whose lkey the request uses
-	postedAt int64        // coarse clock (endpoint.now)
-	scratch  bool         // an atomic's result lands in the scratch area
+	lr       *localRegion   // local registration whose lkey the request uses
+	postedAt int64          // coarse clock (endpoint.now)
+	scratch  bool           // an atomic's result lands in the scratch area
+	readTo   unsafe.Pointer // a read landed in the scratch area, to be copied here
+	readLen  uint64
 }
 
 // ---- operations initiated here ----
@@ -327,6 +329,13 @@ func (e *endpoint) postData(c *conn, o *op, raddr uint64, rkey uint32) bool {
 				// the engine's memory: send it from the scratch area.
 				copy(e.scratch(s), unsafe.Slice((*byte)(local), n))
 				w.laddr, w.lkey = e.scratchAddr(s), e.bufLkey[d.index]
+			case o.kind == opGet && n <= msgSize:
+				// A word read into the engine's memory (the check of an
+				// atomic's result location before the atomic is
+				// applied): read into the scratch area, copied out when
+				// the read completed (handleWC).
+				w.laddr, w.lkey = e.scratchAddr(s), e.bufLkey[d.index]
+				sl.readTo, sl.readLen = local, n
 			default:
 				e.releaseSlot(s)
 				o.err = fmt.Errorf("ib: internal error: local memory %p (+%d bytes) is not registered", local, n)
@@ -429,6 +438,9 @@ func (e *endpoint) handleWC(dev int, w *wc) {
 		}
 		if err == nil && sl.scratch {
 			o.val = le.Uint64(e.scratch(s))
+		}
+		if err == nil && sl.readTo != nil {
+			copy(unsafe.Slice((*byte)(sl.readTo), sl.readLen), e.scratch(s))
 		}
 		if o.parts == 0 && !o.queued {
 			e.finish(o)
