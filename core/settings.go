@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -231,9 +232,13 @@ func (s *Settings) must(name string) Setting {
 func (d Setting) validate(v string) error {
 	switch d.Kind {
 	case KindUint:
+		// Both errors name the valid range: that is what the user needs.
 		n, err := parseUint(v)
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("out of range %d..%d", d.Min, d.Max)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%v (decimal, 0x hex or 0 octal, %d..%d)", err, d.Min, d.Max)
 		}
 		if n < d.Min || n > d.Max {
 			return fmt.Errorf("out of range %d..%d", d.Min, d.Max)
@@ -267,6 +272,9 @@ func parseUint(v string) (uint64, error) {
 		base, t = 8, t[1:]
 	}
 	n, err := strconv.ParseUint(t, base, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, strconv.ErrRange // more than 64 bits
+	}
 	if err != nil {
 		return 0, fmt.Errorf("not an unsigned number")
 	}

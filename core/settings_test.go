@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,6 +34,29 @@ func TestSettingsRejectsBadOptions(t *testing.T) {
 		_, err := NewSettings(BaseSettings).ParseArgs(args)
 		assert.Error(t, err, "%q", args)
 	}
+}
+
+// Every rejected number names the valid range (docs/decisions.md): a
+// value of more than 64 bits is out of range, not "not a number".
+func TestSettingsBadNumbersNameTheRange(t *testing.T) {
+	for _, c := range []struct{ args []string }{
+		{[]string{"--acp-size-smem", "99999999999999999999999"}},
+		{[]string{"--acp-nprocs", "12abc"}},
+		{[]string{"--acp-port-local", "0x"}},
+		{[]string{"--acp-port-local", "80"}},
+	} {
+		_, err := NewSettings(BaseSettings).ParseArgs(c.args)
+		require.Error(t, err, "%q", c.args)
+		d := BaseSettings[0]
+		for _, b := range BaseSettings {
+			if b.Option() == c.args[0] {
+				d = b
+			}
+		}
+		assert.Contains(t, err.Error(), fmt.Sprintf("%d..%d", d.Min, d.Max), "%q", c.args)
+	}
+	_, err := NewSettings(BaseSettings).ParseArgs([]string{"--acp-size-smem", "99999999999999999999999"})
+	assert.ErrorContains(t, err, "out of range")
 }
 
 func TestSettingsEnvironmentAndPrecedence(t *testing.T) {
