@@ -27,7 +27,8 @@ import (
 type Library struct {
 	e       *core.Engine
 	scratch *heap.Scratch
-	seq     [seqStripes]sync.Mutex // see hold
+	seq     [seqStripes]sync.Mutex   // see hold
+	life    [seqStripes]sync.RWMutex // see use
 }
 
 // seqStripes is how many locks the vectors, deques and lists of a
@@ -44,6 +45,20 @@ const seqStripes = 64
 // with them. Held for the whole call, around the heap and slot locks,
 // never while the program's code runs (merge and sort take none).
 func (l *Library) hold(gas ...core.GA) func() {
+	s, n := stripes(gas)
+	for _, i := range s[:n] {
+		l.seq[i].Lock()
+	}
+	return func() {
+		for _, i := range s[:n] {
+			l.seq[i].Unlock()
+		}
+	}
+}
+
+// stripes returns the stripe indices of up to two GAs, in a fixed order
+// and without repeats.
+func stripes(gas []core.GA) ([2]int, int) {
 	var s [2]int
 	n := 0
 	for _, g := range gas[:min(len(gas), 2)] {
@@ -56,14 +71,33 @@ func (l *Library) hold(gas ...core.GA) func() {
 	if n == 2 && s[0] > s[1] {
 		s[0], s[1] = s[1], s[0]
 	}
+	return s, n
+}
+
+// use keeps the sets, multisets or maps whose control blocks are at gas
+// from being destroyed by another thread of this process while the call
+// runs, and returns its release; gone, taken by their destruction, waits
+// for every such call. Calls on one container still run at once (its slot
+// locks order them). A destruction freed the tables under an insert of
+// another thread, which then wrote its element into the freed blocks (or
+// into blocks allocated again since) and broke the heap: the next
+// acp_create_vector failed with "reading 24 bytes at 0x1" (t_thr_uwd).
+func (l *Library) use(gas ...core.GA) func() {
+	s, n := stripes(gas)
 	for _, i := range s[:n] {
-		l.seq[i].Lock()
+		l.life[i].RLock()
 	}
 	return func() {
 		for _, i := range s[:n] {
-			l.seq[i].Unlock()
+			l.life[i].RUnlock()
 		}
 	}
+}
+
+func (l *Library) gone(ga core.GA) func() {
+	s, _ := stripes([]core.GA{ga})
+	l.life[s[0]].Lock()
+	return l.life[s[0]].Unlock
 }
 
 // Start lays out this process's heap and waits until every rank did, so

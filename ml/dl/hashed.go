@@ -496,11 +496,13 @@ func (k Kind) clear(a *heap.Access, h Hashed, local bool) error {
 // ClearHashed is acp_clear_set etc.; local empties only the slots of the
 // tables on the caller's rank.
 func (l *Library) ClearHashed(k Kind, h Hashed, local bool) error {
+	defer l.use(h.GA)()
 	return l.call(func(a *heap.Access) error { return k.clear(a, h, local) })
 }
 
 // DestroyHashed is acp_destroy_set etc.
 func (l *Library) DestroyHashed(k Kind, h Hashed) error {
+	defer l.gone(h.GA)()
 	return l.call(func(a *heap.Access) error {
 		dir, err := directory(a, h)
 		if err != nil {
@@ -521,6 +523,7 @@ func (l *Library) DestroyHashed(k Kind, h Hashed) error {
 // SizeHashed is acp_size_set etc.: the sum of the slot counts (distinct
 // keys for a multiset).
 func (l *Library) SizeHashed(h Hashed, local bool) (n uint64, err error) {
+	defer l.use(h.GA)()
 	err = l.call(func(a *heap.Access) error {
 		dir, err := directory(a, h)
 		if err != nil {
@@ -582,6 +585,7 @@ func all(int) bool { return true }
 
 // BeginHashed is acp_begin_set etc.
 func (l *Library) BeginHashed(h Hashed) (it HashedIt, err error) {
+	defer l.use(h.GA)()
 	it = h.End()
 	err = l.call(func(a *heap.Access) error {
 		dir, err := directory(a, h)
@@ -616,6 +620,7 @@ func localRange(a *heap.Access, dir []core.GA) (lo, hi int) {
 // EndLocalHashed is acp_end_local_set etc.: the first element after the
 // caller's last table, or the null iterator.
 func (l *Library) EndLocalHashed(h Hashed) (it HashedIt, err error) {
+	defer l.use(h.GA)()
 	it = h.End()
 	err = l.call(func(a *heap.Access) error {
 		dir, err := directory(a, h)
@@ -640,6 +645,7 @@ func endLocal(a *heap.Access, h Hashed, dir []core.GA) (HashedIt, error) {
 // caller's tables. When they hold none it equals the local end, so that
 // [begin_local, end_local) is empty.
 func (l *Library) BeginLocalHashed(h Hashed) (it HashedIt, err error) {
+	defer l.use(h.GA)()
 	it = h.End()
 	err = l.call(func(a *heap.Access) error {
 		dir, err := directory(a, h)
@@ -661,6 +667,7 @@ func (l *Library) BeginLocalHashed(h Hashed) (it HashedIt, err error) {
 // chain (read under the slot's lock), else the head of the next non-empty
 // slot, else the null iterator.
 func (l *Library) IncrementHashedIt(it HashedIt) (HashedIt, error) {
+	defer l.use(it.H.GA)()
 	h := it.H
 	if it.Elem == core.GANull || it.Rank < 0 || uint64(it.Rank) >= h.NumRanks || it.Slot < 0 || uint64(it.Slot) >= h.NumSlots {
 		return h.End(), errors.New("the iterator is the null iterator or out of range")
@@ -697,6 +704,7 @@ func (l *Library) IncrementHashedIt(it HashedIt) (HashedIt, error) {
 // DereferenceHashedIt is acp_dereference_set_it, _multiset_it and
 // _map_it: the key (and for maps the value) of the element.
 func (l *Library) DereferenceHashedIt(k Kind, it HashedIt) (Pair, error) {
+	defer l.use(it.H.GA)()
 	if it.Elem == core.GANull {
 		return Pair{}, errors.New("the iterator is the null iterator")
 	}
@@ -814,6 +822,7 @@ func (l *Library) InsertHashed(k Kind, h Hashed, key, value Element) (bool, erro
 		// The original's special case: an empty value removes the key.
 		return false, l.RemoveHashed(k, h, key, true)
 	}
+	defer l.use(h.GA)()
 	var ok bool
 	err := l.call(func(a *heap.Access) error {
 		e := entry{count: 1}
@@ -839,6 +848,7 @@ func (l *Library) InsertHashed(k Kind, h Hashed, key, value Element) (bool, erro
 // RemoveHashed is acp_remove_set, acp_remove_map, acp_remove_multiset
 // (all=false: one count) and acp_remove_all_multiset (all=true).
 func (l *Library) RemoveHashed(k Kind, h Hashed, key Element, all bool) error {
+	defer l.use(h.GA)()
 	return l.call(func(a *heap.Access) error {
 		kb, err := callerKey(a, key)
 		if err != nil {
@@ -905,6 +915,7 @@ func (l *Library) RetrieveMap(h Hashed, key, out Element) (n uint64, err error) 
 // retrieve finds key's element and, when there is one, calls fn with it
 // (its iterator and node) while its slot is locked.
 func (l *Library) retrieve(k Kind, h Hashed, key Element, fn func(a *heap.Access, it HashedIt, nd hnode) error) error {
+	defer l.use(h.GA)()
 	return l.call(func(a *heap.Access) error {
 		kb, err := callerKey(a, key)
 		if err != nil {
@@ -990,6 +1001,7 @@ func (l *Library) MoveHashed(k Kind, h1, h2 Hashed, local bool) error {
 // transferHashed inserts h2's entries into h1, emptying h2's tables when
 // empty is set.
 func (l *Library) transferHashed(k Kind, h1, h2 Hashed, local, empty bool) error {
+	defer l.use(h1.GA, h2.GA)()
 	if h1.GA == h2.GA {
 		return nil
 	}
@@ -1027,6 +1039,7 @@ func shapes(a *heap.Access, hs ...Hashed) ([][]core.GA, error) {
 // acp_assign_local_* clears only the caller's tables of h1 and merges h2's
 // local tables (the original cleared all of h1, Q-DL-5).
 func (l *Library) AssignHashed(k Kind, h1, h2 Hashed, local bool) error {
+	defer l.use(h1.GA, h2.GA)()
 	if h1.GA == h2.GA {
 		return nil
 	}
@@ -1045,6 +1058,7 @@ func (l *Library) AssignHashed(k Kind, h1, h2 Hashed, local bool) error {
 // SwapHashed is acp_swap_set etc.: the containers exchange their entries,
 // each re-hashed into the other's shape.
 func (l *Library) SwapHashed(k Kind, h1, h2 Hashed) error {
+	defer l.use(h1.GA, h2.GA)()
 	if h1.GA == h2.GA {
 		return nil
 	}

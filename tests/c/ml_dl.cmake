@@ -137,3 +137,21 @@ target_compile_options(t_thr_dl PRIVATE -Wall -Wextra)
 set_target_properties(t_thr_dl PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
 acp_c_test(t_thr_dl SMEM 4096 NPS 1 2 4 UDP_NP 4 SINGLETON TIMEOUT 150
            ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl threads)
+
+# Handles used by some threads while another thread of the rank destroys
+# or frees them (t_thr_uwd): workspaces, containers, channels and
+# segmented buffers; every call succeeds or fails with its documented
+# value, none crashes or hangs.
+add_executable(t_thr_uwd t_thr_uwd.c acptest.h)
+target_link_libraries(t_thr_uwd PRIVATE ACP::acp Threads::Threads)
+target_compile_options(t_thr_uwd PRIVATE -Wall -Wextra)
+set_target_properties(t_thr_uwd PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+acp_c_test(t_thr_uwd SMEM 4096 NPS 2 UDP_NP 2 SINGLETON TIMEOUT 150
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl cl threads)
+# The same with the channels' C fast path (rings mapped by the sender).
+if(ACPRUN)
+  add_test(NAME t_thr_uwd_mapped_np2
+    COMMAND ${ACPRUN} -np 2 --timeout 150 --acp-size-smem 4096 --acp-size-smem-cl 4194304 $<TARGET_FILE:t_thr_uwd>)
+  set_tests_properties(t_thr_uwd_mapped_np2 PROPERTIES LABELS "c;dl;cl;threads;np2" TIMEOUT 180
+    ENVIRONMENT "${ACPDL_HEAP};ACP_VERBOSE=1")
+endif()
