@@ -32,6 +32,14 @@ const (
 // its owner; the error that wraps it names the range and the reason.
 var ErrFailed = errors.New("a global memory access failed")
 
+// keepIdle is how many scratch buffers stay registered while no call uses
+// them. A call that finds none idle registers another; one given back
+// when keepIdle are idle already is unregistered. Each took a
+// registration for good, so every thread that had once been in the data
+// library at the same time as others kept one (32 threads: 31 fewer
+// registrations for the program, t_thr_scratch).
+const keepIdle = 4
+
 // Scratch is the pool of registered scratch buffers of one process.
 type Scratch struct {
 	e    *core.Engine
@@ -128,11 +136,40 @@ func (a *Access) Engine() *core.Engine { return a.e }
 // the first failure of the call.
 func (a *Access) End() error {
 	a.Flush()
-	a.s.mu.Lock()
-	a.s.free = append(a.s.free, a.sl)
-	a.s.mu.Unlock()
+	a.s.put(a.sl)
 	a.sl = nil
 	return a.err
+}
+
+// put gives a buffer back: to the idle ones, or, with keepIdle of them
+// there already, back to the system. The call's operations on it are
+// complete (the engine also waits for any still in flight when it
+// unregisters).
+func (s *Scratch) put(sl *slot) {
+	s.mu.Lock()
+	if len(s.free) < keepIdle || s.all == nil {
+		if s.all != nil {
+			s.free = append(s.free, sl)
+		}
+		s.mu.Unlock()
+		return
+	}
+	for i, x := range s.all {
+		if x == sl {
+			s.all = append(s.all[:i], s.all[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	_ = s.e.Unregister(sl.ga)
+	_ = unix.Munmap(sl.mem)
+}
+
+// Registered is how many scratch buffers are registered now.
+func (s *Scratch) Registered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.all)
 }
 
 // ClearErr forgets the call's failure so that cleanup can still use the

@@ -291,3 +291,36 @@ func TestOtherThreadsFailuresLeaveTheLockFree(t *testing.T) {
 	d, _ := e.StarterGADL(1)
 	assert.Zero(t, word(w.Engines[1], d+64), "the heap lock of rank 1")
 }
+
+// Buffers of calls that ran at once are given back to the system once the
+// calls end, but for a few kept idle; the registrations they took become
+// usable again.
+func TestScratchIdleBuffersBounded(t *testing.T) {
+	_, ss := world(t, 1, dlSize)
+	s := ss[0]
+	const n = 32
+	as := make([]*heap.Access, n)
+	for i := range as {
+		a, err := s.Begin()
+		require.NoError(t, err)
+		as[i] = a
+	}
+	assert.Equal(t, n, s.Registered())
+	for _, a := range as {
+		require.NoError(t, a.End())
+	}
+	kept := s.Registered()
+	assert.LessOrEqual(t, kept, 4, "scratch buffers left registered")
+	assert.GreaterOrEqual(t, kept, 1)
+
+	// The buffers still work, and calls one after another reuse them.
+	g, err := func() (core.GA, error) {
+		a, err := s.Begin()
+		require.NoError(t, err)
+		defer a.End()
+		return heap.Malloc(a, 64, 0)
+	}()
+	require.NoError(t, err)
+	assert.NotEqual(t, core.GANull, g)
+	assert.Equal(t, kept, s.Registered())
+}

@@ -155,3 +155,12 @@ if(ACPRUN)
   set_tests_properties(t_thr_uwd_mapped_np2 PROPERTIES LABELS "c;dl;cl;threads;np2" TIMEOUT 180
     ENVIRONMENT "${ACPDL_HEAP};ACP_VERBOSE=1")
 endif()
+
+# 32 threads in the data library at once, then as many registrations
+# usable as before but for a few kept scratch buffers (t_thr_scratch).
+add_executable(t_thr_scratch t_thr_scratch.c acptest.h)
+target_link_libraries(t_thr_scratch PRIVATE ACP::acp Threads::Threads)
+target_compile_options(t_thr_scratch PRIVATE -Wall -Wextra)
+set_target_properties(t_thr_scratch PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+acp_c_test(t_thr_scratch SMEM 4096 NPS 2 UDP_NP 2 SINGLETON TIMEOUT 120
+           ENV ${ACPDL_HEAP} LABELS dl threads)
