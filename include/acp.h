@@ -606,7 +606,10 @@ int acp_distance_deque_it(acp_deque_it_t first, acp_deque_it_t last);
  * rank). acp_insert_list returns an iterator to the new element, with elem
  * ACP_GA_NULL on failure; acp_erase_list returns the following element.
  * merge and sort call comp with {value GA, size} pairs; comp returns <0, 0
- * or >0 like strcmp and may call the library (no lock is held).
+ * or >0 like strcmp and may call the library (no lock is held). When
+ * another thread of the process changes a list while comp runs, merge and
+ * sort start again (up to 100 times, then leave the lists as they were):
+ * no element is lost.
  * acp_dereference_list_it of the end iterator is {ACP_GA_NULL, 0}.
  */
 void acp_assign_list(acp_list_t list1, acp_list_t list2);

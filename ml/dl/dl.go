@@ -43,7 +43,8 @@ const seqStripes = 64
 // element was lost (t_thr_dl: 4 threads, 48 push_backs of 8 bytes each,
 // left 1000 to 1168 of 1536 bytes). Calls from other ranks are still not atomic
 // with them. Held for the whole call, around the heap and slot locks,
-// never while the program's code runs (merge and sort take none).
+// never while the program's code runs (merge and sort take it to read and
+// to write back, and start again when a list changed in between).
 func (l *Library) hold(gas ...core.GA) func() {
 	s, n := stripes(gas)
 	for _, i := range s[:n] {

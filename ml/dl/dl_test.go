@@ -272,3 +272,63 @@ func TestSequencesTakeTurnsBetweenThreads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(4), n, "the first swapped vector's size after an even number of swaps")
 }
+
+// A comparator that changes the list it sorts (here: pushes onto it and
+// onto the list merged in, once each) makes sort and merge start again:
+// the pushed elements stay, and the result is in order.
+func TestSortAndMergeAfterComparatorChangedTheList(t *testing.T) {
+	w, ls, bufs, gas := libs(t, 1)
+	vals := []int32{5, 3, 9, 1, 7, 4}
+	for i, v := range vals {
+		*(*int32)(unsafe.Pointer(&bufs[0][4*i])) = v
+	}
+	l := ls[0]
+	elem := func(i int) dl.Element { return dl.Element{GA: gas[0] + core.GA(4*i), Size: 4} }
+	value := func(e dl.Element) int32 { return readInts(t, l, w.Engines[0], e.GA, 1)[0] }
+	contents := func(li dl.List) []int32 {
+		var got []int32
+		it, err := l.BeginList(li)
+		require.NoError(t, err)
+		for it != dl.EndList(li) {
+			e, err := l.DereferenceListIt(it)
+			require.NoError(t, err)
+			got = append(got, value(e))
+			it, err = l.IncrementListIt(it)
+			require.NoError(t, err)
+		}
+		return got
+	}
+	l1, err := l.CreateList(0)
+	require.NoError(t, err)
+	l2, err := l.CreateList(0)
+	require.NoError(t, err)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, l.PushBackList(l1, elem(i), 0))
+	}
+	require.NoError(t, l.PushBackList(l2, elem(3), 0))
+
+	calls := 0
+	comp := func(a, b dl.Element) int {
+		calls++
+		if calls == 1 { // the library may be called: no lock is held
+			require.NoError(t, l.PushBackList(l1, elem(4), 0))
+		}
+		return int(value(a) - value(b))
+	}
+	require.NoError(t, l.SortList(l1, comp))
+	assert.Equal(t, []int32{3, 5, 7, 9}, contents(l1))
+
+	calls = 0
+	comp2 := func(a, b dl.Element) int {
+		calls++
+		if calls == 1 {
+			require.NoError(t, l.PushBackList(l2, elem(5), 0))
+		}
+		return int(value(a) - value(b))
+	}
+	require.NoError(t, l.MergeList(l1, l2, comp2))
+	assert.Equal(t, []int32{1, 3, 4, 5, 7, 9}, contents(l1))
+	n, err := l.SizeList(l2)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}

@@ -164,3 +164,13 @@ target_compile_options(t_thr_scratch PRIVATE -Wall -Wextra)
 set_target_properties(t_thr_scratch PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
 acp_c_test(t_thr_scratch SMEM 4096 NPS 2 UDP_NP 2 SINGLETON TIMEOUT 120
            ENV ${ACPDL_HEAP} LABELS dl threads)
+
+# acp_sort_list and acp_merge_list while other threads of the rank push
+# onto the same lists, with a comparator that calls the library
+# (t_thr_lsort): no element lost or repeated, no deadlock.
+add_executable(t_thr_lsort t_thr_lsort.c acptest.h)
+target_link_libraries(t_thr_lsort PRIVATE ACP::acp Threads::Threads)
+target_compile_options(t_thr_lsort PRIVATE -Wall -Wextra)
+set_target_properties(t_thr_lsort PROPERTIES C_STANDARD 11 C_EXTENSIONS ON)
+acp_c_test(t_thr_lsort SMEM 4096 NPS 2 UDP_NP 2 SINGLETON TIMEOUT 120
+           ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl threads)
