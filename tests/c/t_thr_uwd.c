@@ -107,12 +107,17 @@ static acp_list_t lst;
 static acp_set_t set;
 static acp_map_t map;
 
+/* The threads allocate nothing while the containers go: the vector and
+ * deque have room reserved, the keys are in the set and map already, the
+ * list is only read. A container handle is only a GA: once its blocks are
+ * freed and allocated again, a call with the stale handle cannot be told
+ * from one on the new block, and that is not what this tests. */
 static void *dl_user(void *p)
 {
     struct targ *a = p;
     uint64_t *v = (uint64_t *)a->buf;
     for (int i = 0; i < OPS; i++) {
-        v[0] = (uint64_t)me << 32 | (uint64_t)a->t << 16 | (uint64_t)i;
+        v[0] = (uint64_t)me << 32 | (uint64_t)a->t << 16 | (uint64_t)(i % 8); /* inserted before */
         v[1] = v[0] ^ 0x5555;
         acp_element_t key = { a->ga, 8 }, val = { a->ga + 8, 8 };
         acp_pair_t pair = { key, val };
@@ -127,11 +132,18 @@ static void *dl_user(void *p)
             if (acp_size_deque(deq) > 100000)
                 TFAIL(a, "acp_size_deque: %zu elements", acp_size_deque(deq));
             break;
-        case 2:
-            acp_push_back_list(lst, key, me);
+        case 2: {
+            acp_list_it_t it = acp_begin_list(lst);
+            if (it.elem != ACP_GA_NULL && it.elem != lst.ga) {
+                /* {ACP_GA_NULL, 0} once the list is gone */
+                acp_element_t e = acp_dereference_list_it(it);
+                if (e.ga != ACP_GA_NULL ? e.size != 8 : e.size != 0)
+                    TFAIL(a, "the list's first element is {%#" PRIx64 ", %zu}, want 8 bytes or {ACP_GA_NULL, 0}", e.ga, e.size);
+            }
             if (acp_size_list(lst) > 100000)
                 TFAIL(a, "acp_size_list: %zu elements", acp_size_list(lst));
             break;
+        }
         case 3: {
             int rc = acp_insert_set(set, key);
             if (rc != 0 && rc != 1)
@@ -359,6 +371,22 @@ int main(int argc, char **argv)
         map = acp_create_map(1, &on, 7, me);
         if (vec.ga == ACP_GA_NULL || deq.ga == ACP_GA_NULL || lst.ga == ACP_GA_NULL || set.ga == ACP_GA_NULL || map.ga == ACP_GA_NULL)
             FATAL("acp_create_* of a container");
+        acp_reserve_vector(vec, (size_t)NT * OPS * 8);
+        acp_reserve_deque(deq, (size_t)NT * OPS * 8);
+        {
+            uint64_t *v = (uint64_t *)a[0].buf;
+            for (int t = 0; t < NT; t++)
+                for (int k = 0; k < 8; k++) {
+                    v[0] = (uint64_t)me << 32 | (uint64_t)t << 16 | (uint64_t)k;
+                    v[1] = v[0] ^ 0x5555;
+                    acp_element_t key = { a[0].ga, 8 }, val = { a[0].ga + 8, 8 };
+                    acp_pair_t pair = { key, val };
+                    if (acp_insert_set(set, key) != 1 || acp_insert_map(map, pair) != 1)
+                        FAIL("round %d: inserting key %d of thread %d before the race failed", round, k, t);
+                    if (k == 0)
+                        acp_push_back_list(lst, key, on);
+                }
+        }
         run(a, dl_user, dl_destroy);
         acp_sync();
 
