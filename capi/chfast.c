@@ -328,9 +328,12 @@ size_t acpch_wait(uintptr_t h)
         }
         /* A posted receive: take what landed (sends are done at once). */
         int publish = 0, adopt = state == ACPCH_POSTED ? fill(f, &publish) : 0;
-        if (LOAD(&e[1]) == ACPCH_DONE) {
-            size_t n = e[2];
-            STORE(&e[1], ACPCH_FREE);
+        /* Claimed as above: a thread waiting on the same request may have
+         * taken it without the lock meanwhile, and then it is not ours
+         * (storing FREE here gave both waiters the message). */
+        uint64_t done = ACPCH_DONE;
+        size_t n = LOAD(&e[1]) == ACPCH_DONE ? e[2] : 0;
+        if (__atomic_compare_exchange_n(&e[1], &done, ACPCH_FREE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             unlock(f);
             if (publish)
                 goacp_ch_publish(ch);
