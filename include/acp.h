@@ -532,7 +532,11 @@ void acp_free(acp_ga_t ga);
  * Containers (vector, deque, list, set, multiset, map): a call given a
  * size that no memory or no heap holds, or bytes at a GA that cannot be
  * read, returns its empty value (0, ACP_GA_NULL, an unchanged or null
- * iterator) and changes nothing.
+ * iterator) and changes nothing. A call that runs while another thread of
+ * the process destroys the container finishes first or finds it destroyed
+ * (its empty value). A container handle is only a GA: once the
+ * destruction returned, its blocks may be allocated again, and a call
+ * with the old handle then works on whatever holds them.
  *
  * Vector. Control block {body GA, size, capacity} on the rank given at
  * creation; the body is on the same rank. acp_create_vector(size, rank)
