@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/libacp/libacp/core"
 )
@@ -212,14 +213,36 @@ func goacp_procs() C.int {
 	return C.int(e.Procs())
 }
 
-// minProcs gives the Go scheduler at least two Ps. A rank pinned to one
-// CPU (acprun --acp-bind, mpirun's binding) starts with GOMAXPROCS 1, and
-// then an application thread entering Go queues for the only P behind the
-// library's own goroutines (progress, transports) until they block or are
-// preempted: channel bandwidth halved. With two Ps the kernel shares the
-// CPU between the threads at once. An explicit GOMAXPROCS is respected.
+// minProcs gives the Go scheduler one P more than it would have, and at
+// least three. A rank pinned to one CPU (acprun --acp-bind, mpirun's
+// binding) starts with GOMAXPROCS 1, and then an application thread
+// entering Go queued for the only P behind the library's own goroutines
+// (progress, transports) until they blocked or were preempted: channel
+// bandwidth halved. And a thread that returns from the library to C keeps
+// its P, as if in a system call; with no P idle, the runtime's monitor
+// takes that P back every 20 us tick and hands it on, waking threads that
+// find nothing to do, while both ranks' CPUs are busy: a udp put
+// pingpong of 1 MiB took a median 681 us one way with 2 Ps (2 CPUs), 393
+// with 3 (8 alternated rounds; 4 MiB: 1742 against 1047; BENCHMARKS.md,
+// 2026-11-27, later). The spare P costs nothing while idle; the progress
+// loops hand their P over only every 16th idle turn (core.YieldTurn), as
+// each hand-over now wakes a thread for it. An explicit GOMAXPROCS is
+// respected. Once per process: a test process initialises many times.
 func minProcs() {
-	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
+	procsOnce.Do(func() {
+		if n := procsFor(runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS")); n != runtime.GOMAXPROCS(0) {
+			runtime.GOMAXPROCS(n)
+		}
+	})
+}
+
+var procsOnce sync.Once
+
+// procsFor is the GOMAXPROCS minProcs sets, from the runtime's choice and
+// the GOMAXPROCS variable.
+func procsFor(current int, env string) int {
+	if env != "" {
+		return current
 	}
+	return max(current, 2) + 1
 }

@@ -509,6 +509,7 @@ func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	sleeping, futex := e.u32(hdrSleeping), e.u32(hdrFutex)
 	gate := core.NewIdleGate(e.spin)
+	idle := 0 // turns without work, for YieldTurn (as udp's loop)
 	for !e.closed.Load() {
 		now := time.Now()
 		e.beat(now)
@@ -517,7 +518,8 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		if !gate.MaySleep(now) {
-			core.Yield()
+			core.YieldTurn(idle)
+			idle++
 			continue
 		}
 		v := atomic.LoadUint32(futex)

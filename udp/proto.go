@@ -868,7 +868,7 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 // progressLoop serves the job while the application computes: it polls
 // for a while after activity, then sleeps until a datagram arrives or a
 // timer (retransmission, delayed acknowledgement) is due. Polling, it
-// yields the CPU each turn: on a machine with as many busy threads as CPUs
+// yields the CPU each turn (and its P every 16th): on a machine with as many busy threads as CPUs
 // it then gets the CPU at the application's next yield, where a sleeping
 // one waits to be woken and scheduled (tens of microseconds there).
 //
@@ -884,6 +884,7 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	gate := core.NewIdleGate(e.spin)
+	idle := 0 // turns without work, for YieldTurn
 	for !e.closed.Load() {
 		if e.host.Polled() {
 			time.Sleep(appNap)
@@ -895,7 +896,11 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		if !gate.MaySleep(time.Now()) {
-			core.Yield()
+			// The P goes to other goroutines on every 16th turn only: with
+			// a P idle (capi's minProcs) each hand-over wakes a thread to
+			// run it, at every turn 10 times the futex calls of a pingpong.
+			core.YieldTurn(idle)
+			idle++
 			continue
 		}
 		// Announce the sleep before reading the deadline: one armed
