@@ -38,6 +38,7 @@
 #include <sched.h>
 
 #include "acptest.h"
+#include "thrtest.h"
 
 #define NT 4
 #define M 40
@@ -58,17 +59,6 @@ struct targ {
     acp_segbuf_t sseg, dseg; /* phase 4 */
     uint8_t *sbuf, *rbuf;
 };
-
-#define TFAIL(a, ...)                                                               \
-    do {                                                                            \
-        (a)->failures++;                                                            \
-        if ((a)->failures < 20) {                                                   \
-            char m_[256];                                                           \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                   \
-            printf("rank %d: FAIL %s:%d: thread %d: %s\n", me, __FILE__, __LINE__, \
-                   (a)->t, m_);                                                     \
-        }                                                                           \
-    } while (0)
 
 static uint64_t seed(int rank, int t, int i) { return (uint64_t)rank << 40 | (uint64_t)t << 32 | (uint64_t)i; }
 
@@ -245,15 +235,7 @@ static void *phase4(void *p)
     return NULL;
 }
 
-static void run(struct targ *a, void *(*fn)(void *))
-{
-    pthread_t th[NT];
-    for (int t = 0; t < NT; t++)
-        if (pthread_create(&th[t], NULL, fn, &a[t]) != 0)
-            FATAL("pthread_create");
-    for (int t = 0; t < NT; t++)
-        pthread_join(th[t], NULL);
-}
+static void run(struct targ *a, void *(*fn)(void *)) { run_threads(a, sizeof *a, NT, fn); }
 
 int main(int argc, char **argv)
 {

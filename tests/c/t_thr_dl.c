@@ -47,6 +47,7 @@
 #include <pthread.h>
 
 #include "acptest.h"
+#include "thrtest.h"
 
 #define NT 4        /* threads per rank */
 #define K 48        /* elements per thread and container */
@@ -65,17 +66,6 @@ struct targ {
     acp_multiset_t ms;
     acp_map_t map;
 };
-
-#define TFAIL(a, ...)                                                               \
-    do {                                                                            \
-        (a)->failures++;                                                            \
-        if ((a)->failures < 20) {                                                   \
-            char m_[256];                                                           \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                   \
-            printf("rank %d: FAIL %s:%d: thread %d: %s\n", me, __FILE__, __LINE__, \
-                   (a)->t, m_);                                                     \
-        }                                                                           \
-    } while (0)
 
 static uint64_t val(int rank, int t, int i) { return (uint64_t)rank << 40 | (uint64_t)t << 32 | (uint64_t)i << 8 | 0x5a; }
 
@@ -553,15 +543,7 @@ static void *phase5_refill_check(void *p)
     return NULL;
 }
 
-static void run(struct targ *a, void *(*fn)(void *))
-{
-    pthread_t th[NT];
-    for (int t = 0; t < NT; t++)
-        if (pthread_create(&th[t], NULL, fn, &a[t]) != 0)
-            FATAL("pthread_create");
-    for (int t = 0; t < NT; t++)
-        pthread_join(th[t], NULL);
-}
+static void run(struct targ *a, void *(*fn)(void *)) { run_threads(a, sizeof *a, NT, fn); }
 
 int main(int argc, char **argv)
 {

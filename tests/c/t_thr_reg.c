@@ -25,6 +25,7 @@
 #include <sched.h>
 
 #include "acptest.h"
+#include "thrtest.h"
 
 #define NT 4          /* threads 0..2 register, thread 3 writes at published GAs */
 #define NREG (NT - 1)
@@ -42,17 +43,6 @@ struct targ {
     int t;
     int failures;
 };
-
-#define TFAIL(a, ...)                                                               \
-    do {                                                                            \
-        (a)->failures++;                                                            \
-        if ((a)->failures < 20) {                                                   \
-            char m_[256];                                                           \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                   \
-            printf("rank %d: FAIL %s:%d: thread %d: %s\n", me, __FILE__, __LINE__, \
-                   (a)->t, m_);                                                     \
-        }                                                                           \
-    } while (0)
 
 /* Whether p[0..n) is the pattern of seed from position at on. */
 static int pat_ok(const uint8_t *p, size_t n, uint64_t seed, size_t at)

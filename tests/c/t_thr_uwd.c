@@ -23,6 +23,7 @@
 #include <sched.h>
 
 #include "acptest.h"
+#include "thrtest.h"
 
 #define NT 4
 #define ROUNDS 40
@@ -39,17 +40,6 @@ struct targ {
     uint8_t *buf;
     acp_ga_t ga; /* buf's GA */
 };
-
-#define TFAIL(a, ...)                                                               \
-    do {                                                                            \
-        (a)->failures++;                                                            \
-        if ((a)->failures < 10) {                                                   \
-            char m_[256];                                                           \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                   \
-            printf("rank %d: FAIL %s:%d: thread %d: %s\n", me, __FILE__, __LINE__, \
-                   (a)->t, m_);                                                     \
-        }                                                                           \
-    } while (0)
 
 static void mark_started(void) { __atomic_fetch_add(&started, 1, __ATOMIC_SEQ_CST); }
 
