@@ -101,7 +101,27 @@ static acp_map_t map;
  * deque have room reserved, the keys are in the set and map already, the
  * list is only read. A container handle is only a GA: once its blocks are
  * freed and allocated again, a call with the stale handle cannot be told
- * from one on the new block, and that is not what this tests. */
+ * from one on the new block, and that is not what this tests. Freeing
+ * alone writes the heap's own words into a control block, so a size read
+ * with a stale handle may be anything (4294967297 for a list, in one run
+ * of 30): sizes are read here for the race, not checked. And a write with a
+ * stale handle writes into freed blocks (the heap broke in 1 run of 12):
+ * the writes (pushes, inserts) hold dl_writes for reading and stop once
+ * dl_destroy has set dl_gone, which it does holding it for writing before
+ * it destroys; the reads race with the destruction. */
+static pthread_rwlock_t dl_writes = PTHREAD_RWLOCK_INITIALIZER;
+static int dl_gone;
+
+/* Runs a write call unless the containers are going. */
+#define DL_WRITE(call)                       \
+    do {                                     \
+        pthread_rwlock_rdlock(&dl_writes);   \
+        if (!dl_gone) {                      \
+            call;                            \
+        }                                    \
+        pthread_rwlock_unlock(&dl_writes);   \
+    } while (0)
+
 static void *dl_user(void *p)
 {
     struct targ *a = p;
@@ -113,14 +133,12 @@ static void *dl_user(void *p)
         acp_pair_t pair = { key, val };
         switch (i % 5) {
         case 0:
-            acp_push_back_vector(vec, a->ga, 8);
-            if (acp_size_vector(vec) > 100000)
-                TFAIL(a, "acp_size_vector: %zu elements", acp_size_vector(vec));
+            DL_WRITE(acp_push_back_vector(vec, a->ga, 8));
+            (void)acp_size_vector(vec);
             break;
         case 1:
-            acp_push_back_deque(deq, a->ga, 8);
-            if (acp_size_deque(deq) > 100000)
-                TFAIL(a, "acp_size_deque: %zu elements", acp_size_deque(deq));
+            DL_WRITE(acp_push_back_deque(deq, a->ga, 8));
+            (void)acp_size_deque(deq);
             break;
         case 2: {
             acp_list_it_t it = acp_begin_list(lst);
@@ -130,12 +148,12 @@ static void *dl_user(void *p)
                 if (e.ga != ACP_GA_NULL ? e.size != 8 : e.size != 0)
                     TFAIL(a, "the list's first element is {%#" PRIx64 ", %zu}, want 8 bytes or {ACP_GA_NULL, 0}", e.ga, e.size);
             }
-            if (acp_size_list(lst) > 100000)
-                TFAIL(a, "acp_size_list: %zu elements", acp_size_list(lst));
+            (void)acp_size_list(lst);
             break;
         }
         case 3: {
-            int rc = acp_insert_set(set, key);
+            int rc = 0;
+            DL_WRITE(rc = acp_insert_set(set, key));
             if (rc != 0 && rc != 1)
                 TFAIL(a, "acp_insert_set returned %d", rc);
             acp_set_it_t it = acp_find_set(set, key);
@@ -143,11 +161,11 @@ static void *dl_user(void *p)
             break;
         }
         case 4: {
-            int rc = acp_insert_map(map, pair);
+            int rc = 0;
+            DL_WRITE(rc = acp_insert_map(map, pair));
             if (rc != 0 && rc != 1)
                 TFAIL(a, "acp_insert_map returned %d", rc);
-            if (acp_size_map(map) > 100000)
-                TFAIL(a, "acp_size_map: %zu pairs", acp_size_map(map));
+            (void)acp_size_map(map);
             break;
         }
         }
@@ -159,6 +177,9 @@ static void *dl_user(void *p)
 
 static void dl_destroy(void)
 {
+    pthread_rwlock_wrlock(&dl_writes);
+    dl_gone = 1;
+    pthread_rwlock_unlock(&dl_writes);
     acp_destroy_vector(vec);
     acp_destroy_deque(deq);
     acp_destroy_list(lst);
@@ -354,6 +375,7 @@ int main(int argc, char **argv)
         acp_sync();
 
         int on = (me + round) % nprocs;
+        dl_gone = 0; /* no thread runs: they start after this */
         vec = acp_create_vector(0, on);
         deq = acp_create_deque(0, on);
         lst = acp_create_list(on);
