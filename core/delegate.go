@@ -107,7 +107,9 @@ func (e *Engine) execCopy(from int, h Handle, dst, src GA, n uint64) {
 	case dr == e.Rank():
 		d, dreg, st := e.regs.Acquire(dst, n)
 		if st == StatusOK {
-			copy(bytesAt(d, n), bytesAt(s, n))
+			if !copyRegions(d, s, n, dreg, sr) {
+				st = StatusFault
+			}
 			dreg.Release()
 		}
 		sr.Release()
@@ -138,9 +140,16 @@ func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, 
 			e.sendDone(from, h, st, endDest)
 			return
 		}
+		if r.UserMemory() && !Writable(p, w) {
+			r.Release()
+			e.sendDone(from, h, StatusFault, endDest)
+			return
+		}
 		old, st := e.ApplyAtomic(op, target, a, b)
-		if st == StatusOK {
+		if st == StatusOK && !r.UserMemory() {
 			storeWord(p, w, old)
+		} else if st == StatusOK && !guardedStore(p, w, old) {
+			st = StatusFault
 		}
 		r.Release()
 		e.sendDone(from, h, st, endSource)

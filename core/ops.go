@@ -147,9 +147,12 @@ func (e *Engine) copyNow(dst, src GA, n uint64, dr, sr, me int) (Handle, error) 
 		}
 		return HandleNull, nil
 	}
-	copy(bytesAt(d, n), bytesAt(s, n))
+	ok := copyRegions(d, s, n, dreg, sreg)
 	release(sreg)
 	release(dreg)
+	if !ok {
+		return HandleNull, nil // the ordinary path fails the handle
+	}
 	return e.q.completed(), nil
 }
 
@@ -175,6 +178,26 @@ func (e *Engine) atomicNow(op AtomicOp, result, target GA, a, b uint64, dr, sr, 
 		release(treg)
 		release(dreg)
 		return HandleNull, fmt.Errorf("%s: target or result memory is not %d-byte aligned", op, w)
+	}
+	if treg.UserMemory() || dreg.UserMemory() {
+		// The program's memory may fault; then nothing was applied and
+		// the ordinary path fails the handle, saying why.
+		ok := !dreg.UserMemory() || Writable(d, w)
+		var old uint64
+		if ok {
+			old, ok = GuardedAtomic(op, t, a, b)
+		}
+		if ok {
+			// Only the program's own mprotect since Writable can make
+			// this store fault: the atomic stands.
+			guardedStore(d, w, old)
+		}
+		release(treg)
+		release(dreg)
+		if !ok {
+			return HandleNull, nil
+		}
+		return e.q.completed(), nil
 	}
 	storeWord(d, w, ApplyAtomic(op, t, a, b))
 	release(treg)
@@ -243,15 +266,24 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 			release(dr)
 			return err, true
 		}
-		copy(bytesAt(d, c.size), bytesAt(s, c.size))
+		ok := copyRegions(d, s, c.size, dr, sr)
 		release(sr)
 		release(dr)
+		if !ok {
+			return StatusFault.Err(), true
+		}
 		return nil, true
 
 	case kindPut:
 		s, sr, err := e.direct(c.src, c.size)
 		if err != nil {
 			return err, true
+		}
+		if sr.UserMemory() && !Readable(s, c.size) {
+			// Protected or unmapped since its registration: transports
+			// read it in system calls or on their own goroutines.
+			release(sr)
+			return fmt.Errorf("source: %v", e.accessErr(StatusFault, c.src, c.size, -1)), true
 		}
 		c.pin = sr
 		e.transportTo(c.peer).Put(c.peer, c.dst, s, c.size, c)
@@ -273,13 +305,20 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		if err != nil {
 			return err, true
 		}
+		if dr.UserMemory() && !Writable(d, c.size) {
+			release(dr)
+			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
+		}
 		old, err := e.directAtomic(c.op, c.src, c.a, c.b)
 		if err != nil {
 			release(dr)
 			return err, true
 		}
-		storeWord(d, c.size, old)
+		ok := !dr.UserMemory() || guardedStore(d, c.size, old)
 		release(dr)
+		if !ok {
+			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
+		}
 		return nil, true
 
 	case kindAtomicPush:
@@ -298,6 +337,10 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		d, dr, err := e.direct(c.dst, c.size)
 		if err != nil {
 			return err, true
+		}
+		if dr.UserMemory() && !Writable(d, c.size) {
+			release(dr)
+			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
 		}
 		c.at, c.pin = d, dr
 		e.transportTo(c.peer).Atomic(c.peer, c.op, c.src, c.a, c.b, c)
@@ -341,6 +384,13 @@ func (e *Engine) directAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, error) {
 	if uintptr(p)%uintptr(w) != 0 {
 		return 0, e.accessErr(StatusMisaligned, ga, w, -1)
 	}
+	if r.UserMemory() {
+		old, ok := GuardedAtomic(op, p, a, b)
+		if !ok {
+			return 0, e.accessErr(StatusFault, ga, w, -1)
+		}
+		return old, nil
+	}
 	return ApplyAtomic(op, p, a, b), nil
 }
 
@@ -363,6 +413,13 @@ func (e *Engine) ApplyAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, Status) {
 	defer r.Release()
 	if uintptr(p)%uintptr(w) != 0 {
 		return 0, StatusMisaligned
+	}
+	if r.UserMemory() {
+		old, ok := GuardedAtomic(op, p, a, b)
+		if !ok {
+			return 0, StatusFault
+		}
+		return old, StatusOK
 	}
 	return ApplyAtomic(op, p, a, b), StatusOK
 }

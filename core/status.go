@@ -15,6 +15,7 @@ const (
 	StatusMisaligned         // atomic target not aligned to its width
 	StatusBadRequest         // malformed request (unknown operation, bad size)
 	StatusPeerGone           // the peer finalized or failed before answering
+	StatusFault              // the registered memory faulted (read-only, or protected or unmapped since its registration)
 )
 
 var statusText = [...]string{
@@ -25,6 +26,7 @@ var statusText = [...]string{
 	StatusMisaligned:  "atomic target is not aligned to its width",
 	StatusBadRequest:  "malformed request",
 	StatusPeerGone:    "peer is gone",
+	StatusFault:       "the memory faulted: registered read-only, or protected or unmapped since its registration",
 }
 
 func (s Status) String() string {

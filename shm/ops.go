@@ -66,7 +66,12 @@ type stream struct {
 // process_vm_writev) and what could not be mapped.
 func (e *endpoint) Put(i int, dst core.GA, src unsafe.Pointer, n uint64, c core.Completion) {
 	if p := e.Map(i, dst, n); p != nil {
-		copy(unsafe.Slice((*byte)(p), n), unsafe.Slice((*byte)(src), n))
+		// src may be the program's memory (the engine copies between
+		// mapped ends itself; this path is rare): guarded.
+		if !core.GuardedCopy(unsafe.Slice((*byte)(p), n), unsafe.Slice((*byte)(src), n)) {
+			c.OnComplete(0, core.StatusFault.Err())
+			return
+		}
 		c.OnComplete(0, nil)
 		return
 	}
@@ -99,7 +104,10 @@ func (e *endpoint) Put(i int, dst core.GA, src unsafe.Pointer, n uint64, c core.
 // Get implements core.Transport.
 func (e *endpoint) Get(i int, src core.GA, dst unsafe.Pointer, n uint64, c core.Completion) {
 	if p := e.Map(i, src, n); p != nil {
-		copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(p), n))
+		if !core.GuardedCopy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(p), n)) {
+			c.OnComplete(0, core.StatusFault.Err())
+			return
+		}
 		c.OnComplete(0, nil)
 		return
 	}
@@ -275,6 +283,16 @@ func (e *endpoint) flushLocked(p *peer) bool {
 				e.sendLocked(p, mGetErr, b[:])
 				continue
 			}
+			if r.UserMemory() && !core.Readable(unsafe.Add(src, s.off), chunk) {
+				// Protected or unmapped since its registration.
+				r.Release()
+				s.failed = true
+				var b [16]byte
+				le.PutUint64(b[0:], s.opID)
+				b[8] = byte(core.StatusFault)
+				e.sendLocked(p, mGetErr, b[:])
+				continue
+			}
 			var h [16]byte
 			le.PutUint64(h[0:], s.opID)
 			le.PutUint64(h[8:], s.off)
@@ -416,7 +434,12 @@ func (e *endpoint) handle(from int, typ uint8, b []byte) {
 			var p unsafe.Pointer
 			var r *core.Region
 			if p, r, st = e.host.Acquire(dst, size); st == core.StatusOK {
-				copy(unsafe.Slice((*byte)(unsafe.Add(p, off)), len(data)), data)
+				to := unsafe.Slice((*byte)(unsafe.Add(p, off)), len(data))
+				if !r.UserMemory() {
+					copy(to, data)
+				} else if !core.GuardedCopy(to, data) {
+					st = core.StatusFault // read-only, or protected since registered
+				}
 				r.Release()
 				e.host.Wake()
 			}
@@ -487,7 +510,9 @@ func (e *endpoint) answer(typ uint8, b []byte) {
 	case mGetData:
 		off, data := le.Uint64(b[8:]), b[16:]
 		if off <= o.size && uint64(len(data)) <= o.size-off {
-			copy(unsafe.Slice((*byte)(unsafe.Add(o.dst, off)), len(data)), data)
+			if !core.GuardedCopy(unsafe.Slice((*byte)(unsafe.Add(o.dst, off)), len(data)), data) {
+				o.failed = core.StatusFault // our destination: read-only, or protected since registered
+			}
 			o.received += uint64(len(data))
 		}
 		done = o.received >= o.size

@@ -1,9 +1,12 @@
 package udp
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/internal/reuse"
@@ -369,6 +372,12 @@ func (e *endpoint) lend(d *dgram) core.Status {
 	if st != core.StatusOK {
 		return st
 	}
+	if r.UserMemory() && !core.Readable(unsafe.Add(src, d.srcOff), d.srcLen) {
+		// Protected or unmapped since its registration: the send would
+		// fail with EFAULT for the whole batch.
+		r.Release()
+		return core.StatusFault
+	}
 	d.data, d.reg = bytesAt(unsafe.Add(src, d.srcOff), d.srcLen), r
 	e.lent = append(e.lent, d)
 	return core.StatusOK
@@ -467,9 +476,16 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			var r *core.Region
 			ptr, r, st = e.host.Acquire(dst, size)
 			if st == core.StatusOK {
-				copy(bytesAt(unsafe.Add(ptr, off), uint64(len(data))), data)
+				to := bytesAt(unsafe.Add(ptr, off), uint64(len(data)))
+				if !r.UserMemory() {
+					copy(to, data)
+					e.landed = true
+				} else if core.GuardedCopy(to, data) {
+					e.landed = true
+				} else {
+					st = core.StatusFault
+				}
 				r.Release()
-				e.landed = true
 			}
 		}
 		if st != core.StatusOK && p.lastErr != id {
@@ -511,8 +527,11 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		if o == nil || o.kind != opGet || o.peer != p || off > o.size || n > o.size-off {
 			return
 		}
-		if e.placed < 0 {
-			copy(bytesAt(unsafe.Add(o.dst, off), n), data)
+		if e.placed < 0 && !core.GuardedCopy(bytesAt(unsafe.Add(o.dst, off), n), data) {
+			// Our own destination faulted (read-only, or protected since
+			// its registration): the get fails; later fragments find no op.
+			e.finish(o, 0, core.StatusFault)
+			return
 		}
 		o.received += n
 		if o.received == o.size {
@@ -818,6 +837,11 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 		e.rxBulk = false
 		return false, false
 	}
+	if u := e.unplaceable; u.set && u.peer == h.src && u.seq == h.seq {
+		e.unplaceable.set = false
+		e.rxBulk = false
+		return false, false
+	}
 	body := e.peekHdr[headerSize:]
 	dataLen := uint64(size - hdrLen)
 	var ptr unsafe.Pointer
@@ -857,6 +881,13 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 	if err != nil || got != size || string(e.placedHdr[:hdrLen]) != string(e.peekHdr[:hdrLen]) {
 		if r != nil {
 			r.Release()
+		}
+		if errors.Is(err, unix.EFAULT) {
+			// The destination cannot be written (read-only, or protected
+			// since its registration) and the kernel dropped the datagram:
+			// its retransmission takes the copying path, which fails the
+			// operation.
+			e.unplaceable = unplaceable{peer: h.src, seq: h.seq, set: true}
 		}
 		return false, false
 	}

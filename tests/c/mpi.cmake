@@ -56,7 +56,8 @@ set(ACP_MPI_C_TESTS
   "t_reset|4096|"
   "t_threads|524288|"
   "t_badinput|4096|"
-  "t_passive|4194304|")
+  "t_passive|4194304|"
+  "t_readonly|1048576|")
 
 # Launcher-environment rung: the launcher's service is hidden from the
 # program, and rank 0 listens at ACP_BOOTSTRAP_ADDR (a port picked per run

@@ -1,0 +1,132 @@
+package core
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// pages maps n pages readable and writable, unmapped when the test ends.
+func pages(t *testing.T, n int) []byte {
+	t.Helper()
+	b, err := unix.Mmap(-1, 0, n*unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b
+}
+
+func TestGuardsReportFaultsInsteadOfCrashing(t *testing.T) {
+	page := unix.Getpagesize()
+	mem := pages(t, 3)
+	ro, none, rw := mem[:page], mem[page:2*page], mem[2*page:]
+	for i := range ro {
+		ro[i] = byte(i)
+	}
+	require.NoError(t, unix.Mprotect(ro, unix.PROT_READ))
+	require.NoError(t, unix.Mprotect(none, unix.PROT_NONE))
+	src := make([]byte, 64)
+	for i := range src {
+		src[i] = 0xee
+	}
+
+	assert.False(t, GuardedCopy(ro[8:72], src), "copy into read-only memory")
+	assert.False(t, GuardedCopy(none[:64], src), "copy into inaccessible memory")
+	assert.False(t, GuardedCopy(rw[:64], none[:64]), "copy out of inaccessible memory")
+	assert.True(t, GuardedCopy(rw[:64], ro[:64]), "copy out of read-only memory")
+	assert.Equal(t, ro[:64], rw[:64])
+	for i := range ro {
+		require.Equal(t, byte(i), ro[i], "read-only byte %d changed", i)
+	}
+
+	for op := OpCas4; op <= OpAnd8; op++ {
+		// a cas that would succeed (one that fails writes nothing)
+		cur := *(*uint64)(unsafe.Pointer(&ro[64]))
+		if op.Width() == 4 {
+			cur = uint64(*(*uint32)(unsafe.Pointer(&ro[64])))
+		}
+		_, ok := GuardedAtomic(op, unsafe.Pointer(&ro[64]), cur, cur+1)
+		assert.False(t, ok, "%s on read-only memory", op)
+		_, ok = GuardedAtomic(op, unsafe.Pointer(&none[64]), 0, 1)
+		assert.False(t, ok, "%s on inaccessible memory", op)
+	}
+	old, ok := GuardedAtomic(OpAdd8, unsafe.Pointer(&rw[64]), 5, 0)
+	assert.True(t, ok)
+	assert.Zero(t, old)
+	old, ok = GuardedAtomic(OpAdd8, unsafe.Pointer(&rw[64]), 5, 0)
+	assert.True(t, ok)
+	assert.EqualValues(t, 5, old)
+
+	assert.False(t, Writable(unsafe.Pointer(&ro[64]), 8))
+	assert.False(t, Writable(unsafe.Pointer(&none[64]), 4))
+	assert.True(t, Writable(unsafe.Pointer(&rw[64]), 8))
+	assert.EqualValues(t, 10, *(*uint64)(unsafe.Pointer(&rw[64])), "Writable changed the word")
+
+	assert.True(t, Readable(unsafe.Pointer(&ro[0]), uint64(page)))
+	assert.False(t, Readable(unsafe.Pointer(&ro[page-8]), 16), "a range running into an inaccessible page")
+	assert.True(t, Readable(unsafe.Pointer(&rw[0]), uint64(page)))
+	assert.True(t, Readable(nil, 0))
+
+	assert.False(t, guardedStore(unsafe.Pointer(&ro[64]), 4, 1))
+	assert.True(t, guardedStore(unsafe.Pointer(&rw[72]), 4, 1))
+
+	// Other panics are not swallowed, and the goroutine's setting is
+	// restored afterwards.
+	assert.Panics(t, func() {
+		defer recoverFault(false, new(bool))
+		panic("not a fault")
+	})
+}
+
+// A remote put into, and an atomic on, memory that became read-only or
+// inaccessible after its registration fail with StatusFault at the owner,
+// which lives on.
+func TestOwnerRefusesWritesIntoProtectedMemory(t *testing.T) {
+	e := newManualEngine(t)
+	page := unix.Getpagesize()
+	mem := pages(t, 2)
+	ro, none := mem[:page], mem[page:]
+	kro, err := e.Register(unsafe.Pointer(&ro[0]), uint64(page), 0)
+	require.NoError(t, err)
+	kna, err := e.Register(unsafe.Pointer(&none[0]), uint64(page), 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.Mprotect(ro, unix.PROT_READ))
+	require.NoError(t, unix.Mprotect(none, unix.PROT_NONE))
+
+	_, st := e.ApplyAtomic(OpAdd8, kro+8, 1, 0)
+	assert.Equal(t, StatusFault, st)
+	_, st = e.ApplyAtomic(OpCas4, kna+4, 0, 1)
+	assert.Equal(t, StatusFault, st)
+	// Local copies and atomics: the handle completes, failed.
+	me, _ := e.StarterGA(0)
+	h, err := e.Copy(kro+8, me, 8, HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	assert.True(t, e.Failed(h), "a local copy into read-only memory")
+	h, err = e.Copy(me, kna, 8, HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	assert.True(t, e.Failed(h), "a local copy out of inaccessible memory")
+	h, err = e.Copy(me+64, kro, 8, HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	assert.False(t, e.Failed(h), "a local copy out of read-only memory")
+	h, err = e.Atomic(OpAdd8, me, kro+16, 1, 0, HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	assert.True(t, e.Failed(h), "a local atomic on read-only memory")
+	h, err = e.Atomic(OpAdd8, kro+16, me+8, 1, 0, HandleNull)
+	require.NoError(t, err)
+	e.Complete(h)
+	assert.True(t, e.Failed(h), "a local atomic whose result location is read-only")
+	ptr, err := e.QueryAddress(me + 8)
+	require.NoError(t, err)
+	assert.Zero(t, *(*uint64)(ptr), "the target of an atomic whose result location is read-only changed")
+
+	_, r, st := e.Acquire(kro, 16)
+	require.Equal(t, StatusOK, st)
+	assert.True(t, r.UserMemory())
+	r.Release()
+}
