@@ -213,15 +213,19 @@ func goacp_procs() C.int {
 	return C.int(e.Procs())
 }
 
-// minProcs gives the Go scheduler one P more than it would have, and at
-// least three. A rank pinned to one CPU (acprun --acp-bind, mpirun's
-// binding) starts with GOMAXPROCS 1, and then an application thread
-// entering Go queued for the only P behind the library's own goroutines
-// (progress, transports) until they blocked or were preempted: channel
-// bandwidth halved. And a thread that returns from the library to C keeps
-// its P, as if in a system call; with no P idle, the runtime's monitor
-// takes that P back every 20 us tick and hands it on, waking threads that
-// find nothing to do, while both ranks' CPUs are busy: a udp put
+// minProcs gives the Go scheduler one P more than it would have, or two
+// where it would have one. A rank pinned to one CPU (acprun --acp-bind,
+// mpirun's binding) starts with GOMAXPROCS 1, and then an application
+// thread entering Go queued for the only P behind the library's own
+// goroutines (progress, transports) until they blocked or were preempted:
+// channel bandwidth halved. A third P on that one CPU only woke more
+// threads to share it: the atomics an ib rank's progress goroutine serves
+// took twice as long in the Soft-RoCE VM with 3 Ps (7 of 7 alternated
+// rounds), shm channels were the same. On several CPUs a thread that
+// returns from the library to C keeps its P, as if in a system call; with
+// no P idle, the runtime's monitor takes that P back every 20 us tick and
+// hands it on, waking threads that find nothing to do, while both ranks'
+// CPUs are busy: a udp put
 // pingpong of 1 MiB took a median 681 us one way with 2 Ps (2 CPUs), 393
 // with 3 (8 alternated rounds; 4 MiB: 1742 against 1047; BENCHMARKS.md,
 // 2026-11-27, later). The spare P costs nothing while idle; the progress
@@ -244,5 +248,8 @@ func procsFor(current int, env string) int {
 	if env != "" {
 		return current
 	}
-	return max(current, 2) + 1
+	if current <= 1 {
+		return 2
+	}
+	return current + 1
 }
