@@ -34,14 +34,14 @@ func (o fastOps) Copy(dst, src core.GA, n uint64, order core.Handle) (core.Handl
 	if h := C.acpfast_copy(o.state(), C.acp_ga_t(dst), C.acp_ga_t(src), C.size_t(n), C.acp_handle_t(order)); h != 0 {
 		return core.Handle(h), nil
 	}
-	return o.e.Copy(dst, src, n, order)
+	return o.e.ProgramCopy(dst, src, n, order)
 }
 
 func (o fastOps) Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) (core.Handle, error) {
 	if h := C.acpfast_atomic(o.state(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)); h != 0 {
 		return core.Handle(h), nil
 	}
-	return o.e.Atomic(op, result, target, a, b, order)
+	return o.e.ProgramAtomic(op, result, target, a, b, order)
 }
 
 func (o fastOps) Complete(h core.Handle) {

@@ -53,6 +53,14 @@ static int starter_of(char *f, acp_ga_t ga, starter_at *at)
     return at->seg <= 2;
 }
 
+/* starter_of for the program's copies and atomics: the communication
+ * library's starter memory (segment 1) is the library's own, and Go
+ * refuses it with a message (Engine.ProgramCopy). */
+static int program_starter_of(char *f, acp_ga_t ga, starter_at *at)
+{
+    return starter_of(f, ga, at) && at->seg != 1;
+}
+
 /* The memory of n bytes at at when this process can touch it directly. */
 static void *reach_at(char *f, const starter_at *at, uint64_t n)
 {
@@ -74,6 +82,13 @@ static void *reach(char *f, acp_ga_t ga, uint64_t n)
 {
     starter_at at;
     return starter_of(f, ga, &at) ? reach_at(f, &at, n) : NULL;
+}
+
+/* reach for the program's atomics (program_starter_of). */
+static void *program_reach(char *f, acp_ga_t ga, uint64_t n)
+{
+    starter_at at;
+    return program_starter_of(f, ga, &at) ? reach_at(f, &at, n) : NULL;
 }
 
 /* Whether an operation with this order may start now (core readyNow). */
@@ -202,7 +217,7 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
     if (f == NULL || !ready(f, order))
         return ACP_HANDLE_NULL;
     starter_at da, sa;
-    int dok = starter_of(f, dst, &da), sok = starter_of(f, src, &sa);
+    int dok = program_starter_of(f, dst, &da), sok = program_starter_of(f, src, &sa);
     void *d = dok ? reach_at(f, &da, size) : NULL, *s = sok ? reach_at(f, &sa, size) : NULL;
     /* Zero bytes: nothing to move, and the handle is complete at once, as
      * core's no-op would be once ready. Core checks only this process's
@@ -233,7 +248,7 @@ acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uin
     uint64_t w = (op % 2) ? 4 : 8;
     if ((dst | src) % w)
         return ACP_HANDLE_NULL;
-    void *t = reach(f, src, w), *r = reach(f, dst, w);
+    void *t = program_reach(f, src, w), *r = program_reach(f, dst, w);
     if (t == NULL || r == NULL || ((uintptr_t)t | (uintptr_t)r) % w)
         return ACP_HANDLE_NULL;
     if (w == 4) {

@@ -17,7 +17,7 @@ func goacp_copy(dst, src C.acp_ga_t, size C.size_t, order C.acp_handle_t) C.acp_
 	if e == nil {
 		return C.ACP_HANDLE_NULL
 	}
-	h, err := e.Copy(core.GA(dst), core.GA(src), uint64(size), core.Handle(order))
+	h, err := e.ProgramCopy(core.GA(dst), core.GA(src), uint64(size), core.Handle(order))
 	if err != nil {
 		e.Logf(1, "acp_copy(%#x, %#x, %#x, %#x): %v", uint64(dst), uint64(src), uint64(size), uint64(order), err)
 		return C.ACP_HANDLE_NULL
@@ -34,7 +34,7 @@ func fetchOp(op core.AtomicOp, dst, src C.acp_ga_t, a, b uint64, order C.acp_han
 		reportNoEngine("acp_" + op.String()) // named only here: it allocates
 		return C.ACP_HANDLE_NULL
 	}
-	h, err := e.Atomic(op, core.GA(dst), core.GA(src), a, b, core.Handle(order))
+	h, err := e.ProgramAtomic(op, core.GA(dst), core.GA(src), a, b, core.Handle(order))
 	if err != nil {
 		if op == core.OpCas4 || op == core.OpCas8 {
 			e.Logf(1, "acp_%s(%#x, %#x, %#x, %#x, %#x): %v", op, uint64(dst), uint64(src), a, b, uint64(order), err)

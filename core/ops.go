@@ -17,6 +17,47 @@ func (e *Engine) Copy(dst, src GA, n uint64, order Handle) (Handle, error) {
 	return e.CopyFor(nil, dst, src, n, order)
 }
 
+// ProgramCopy is Copy for the program (acp_copy). It also refuses GAs in
+// the library's own memories, which only the communication library and
+// the engine address: a program's write there would break a channel or
+// the barrier (a hang, not an error), and no GA the API hands out names
+// them.
+func (e *Engine) ProgramCopy(dst, src GA, n uint64, order Handle) (Handle, error) {
+	if err := e.programGA("destination", dst); err != nil {
+		return HandleNull, err
+	}
+	if err := e.programGA("source", src); err != nil {
+		return HandleNull, err
+	}
+	return e.CopyFor(nil, dst, src, n, order)
+}
+
+// ProgramAtomic is Atomic for the program (acp_cas4 ... acp_and8), with
+// ProgramCopy's check.
+func (e *Engine) ProgramAtomic(op AtomicOp, result, target GA, a, b uint64, order Handle) (Handle, error) {
+	if err := e.programGA(op.String()+" result", result); err != nil {
+		return HandleNull, err
+	}
+	if err := e.programGA(op.String()+" target", target); err != nil {
+		return HandleNull, err
+	}
+	return e.AtomicFor(nil, op, result, target, a, b, order)
+}
+
+// programGA refuses a GA of the communication library's starter memory or
+// of the engine's own words, whichever rank it names.
+func (e *Engine) programGA(what string, ga GA) error {
+	switch seg := e.layout.Seg(ga); seg {
+	case SegStarterCL, SegEngine:
+		owner := "the communication library's starter memory"
+		if seg == SegEngine {
+			owner = "the library's own words (barrier)"
+		}
+		return fmt.Errorf("%s GA %#x names %s (segment %d), which programs cannot address; GAs come from acp_query_starter_ga, acp_query_ga and acp_malloc", what, uint64(ga), owner, seg)
+	}
+	return nil
+}
+
 // CopyFor is Copy that also records a failure at the owner in r (nil:
 // nowhere); failures visible at the call are returned as by Copy.
 func (e *Engine) CopyFor(r *Report, dst, src GA, n uint64, order Handle) (Handle, error) {

@@ -17,6 +17,9 @@
  * - Third-party operations (np >= 3) refused at either end: the message
  *   names the rank that refused and the refused GA (over udp a destination
  *   refused by a third rank was blamed on the source's owner, without GA).
+ * - GAs of the library's own memories (communication library, engine) of
+ *   any rank give ACP_HANDLE_NULL with a message: programs cannot address
+ *   them.
  * - Zero-byte copies in every placement complete.
  * - acp_complete/acp_inquire of garbage handles return (inquire 0).
  *
@@ -255,6 +258,50 @@ static void test_rejected(size_t smem)
     CHECK_MESSAGE(text, "acp_unregister_memory", "with a garbage key");
 }
 
+/* GAs of the library's own memories (the communication library's starter
+ * memory, segment 1; the engine's words, segment 3) of any rank: refused
+ * at the call, with a message; a write there used to break a channel or
+ * the barrier. The segment field's unit comes from an acp_malloc GA, which
+ * is in segment 2 (the data library's starter memory) at an offset below
+ * the unit. */
+static void test_library_memory(void)
+{
+    acp_ga_t m = acp_malloc(8, me);
+    if (m == ACP_GA_NULL) {
+        printf("rank %d: t_badinput: acp_malloc failed: the library-memory checks are skipped\n", me);
+        return;
+    }
+    uint64_t half = (m - st(me)) / 2, unit = 1;
+    while (unit * 2 <= half)
+        unit *= 2;
+    acp_free(m);
+    acp_ga_t good = st(me) + SCR_OFF;
+    int ranks[2] = { me, next };
+    for (int i = 0; i < (nprocs >= 2 ? 2 : 1); i++) {
+        for (uint64_t seg = 1; seg <= 3; seg += 2) {
+            acp_ga_t lib = st(ranks[i]) + seg * unit + 64;
+            capture_begin();
+            acp_handle_t h = acp_copy(lib, good, 8, ACP_HANDLE_NULL);
+            const char *text = capture_end();
+            CHECK_INT(h, ACP_HANDLE_NULL, "acp_copy into segment %" PRIu64 " of rank %d (GA 0x%" PRIx64 ")", seg,
+                      ranks[i], lib);
+            CHECK_MESSAGE(text, "acp_copy", "into the library's memory");
+            CHECK(strstr(text, "programs cannot address") != NULL,
+                  "acp_copy into the library's memory: the message does not say why: \"%.300s\"", text);
+            CHECK_INT(acp_copy(good, lib, 8, ACP_HANDLE_NULL), ACP_HANDLE_NULL,
+                      "acp_copy out of segment %" PRIu64 " of rank %d", seg, ranks[i]);
+            CHECK_INT(acp_copy(lib, good, 0, ACP_HANDLE_NULL), ACP_HANDLE_NULL,
+                      "zero-byte acp_copy into segment %" PRIu64 " of rank %d", seg, ranks[i]);
+            CHECK_INT(acp_add8(good, lib, 1, ACP_HANDLE_NULL), ACP_HANDLE_NULL,
+                      "acp_add8 on segment %" PRIu64 " of rank %d", seg, ranks[i]);
+            CHECK_INT(acp_cas8(lib, good, 0, 1, ACP_HANDLE_NULL), ACP_HANDLE_NULL,
+                      "acp_cas8 with its result in segment %" PRIu64 " of rank %d", seg, ranks[i]);
+        }
+    }
+    /* the barrier still works */
+    CHECK_INT(acp_sync(), 0, "acp_sync after the refused accesses to the library's memory");
+}
+
 /* ---- rejected by the owner ---------------------------------------------------- */
 
 /* The next rank's regions: one registered then unregistered, one registered
@@ -424,6 +471,7 @@ int main(int argc, char **argv)
     size_t smem = starter_size();
     CHECK(smem >= SMEM, "starter memory size found by probing: %zu", smem);
     test_rejected(smem);
+    test_library_memory();
     if (nprocs >= 2)
         test_owner_rejects(smem);
     if (nprocs >= 3)
