@@ -22,9 +22,19 @@ type Region struct {
 	// (see regionAlign).
 	OffBase uint64
 
-	users atomic.Int64 // accesses in progress; unregister waits for 0
-	dead  atomic.Bool  // set by unregister; new accesses fail
+	users   atomic.Int64 // accesses in progress; unregister waits for 0
+	dead    atomic.Bool  // set by unregister; new accesses fail
+	faulted atomic.Bool  // an access faulted (read-only, or protected since): see MarkFaulted
 }
+
+// MarkFaulted records that an access to the region faulted. Transports
+// that let the kernel write into a region (udp's receives in place) stop
+// doing so: a fault there costs the datagram, and the guarded copy reports
+// it instead.
+func (r *Region) MarkFaulted() { r.faulted.Store(true) }
+
+// Faulted reports whether an access to the region ever faulted.
+func (r *Region) Faulted() bool { return r.faulted.Load() }
 
 // acquire pins the region for one access. It fails once unregister began.
 // Starter memory is never unregistered while operations run (only acp_reset

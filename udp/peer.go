@@ -138,6 +138,10 @@ type op struct {
 	fragsLeft uint64
 	mark      uint64
 
+	// get: its destination refused a datagram received in place (EFAULT):
+	// its data goes through the copying path, which fails it.
+	noPlace bool
+
 	// get: where the data goes and how much arrived.
 	dst      unsafe.Pointer
 	size     uint64

@@ -484,6 +484,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 					e.landed = true
 				} else {
 					st = core.StatusFault
+					r.MarkFaulted()
 				}
 				r.Release()
 			}
@@ -843,11 +844,6 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 		e.rxBulk = false
 		return false, false
 	}
-	if u := e.unplaceable; u.set && u.peer == h.src && u.seq == h.seq {
-		e.unplaceable.set = false
-		e.rxBulk = false
-		return false, false
-	}
 	body := e.peekHdr[headerSize:]
 	dataLen := uint64(size - hdrLen)
 	var ptr unsafe.Pointer
@@ -859,7 +855,7 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 		// Only this thread finishes operations (it handles what arrives),
 		// so the get stays as found until its fragment is handled.
 		o, off := e.ops[le.Uint64(body)], le.Uint64(body[8:])
-		if o != nil && o.kind == opGet && o.peer == p && off <= o.size && dataLen <= o.size-off {
+		if o != nil && o.kind == opGet && o.peer == p && !o.noPlace && off <= o.size && dataLen <= o.size-off {
 			ptr = unsafe.Add(o.dst, off)
 		}
 	}
@@ -877,6 +873,10 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 		if st != core.StatusOK {
 			return false, false // the copying path reports it
 		}
+		if r.Faulted() {
+			r.Release()
+			return false, false // the copying path reports it
+		}
 		ptr = unsafe.Add(ptr, off)
 	} else if ptr == nil {
 		return false, false // not for a get of ours: the copying path drops it
@@ -885,15 +885,24 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 	// is the one peeked.
 	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen))
 	if err != nil || got != size || string(e.placedHdr[:hdrLen]) != string(e.peekHdr[:hdrLen]) {
-		if r != nil {
-			r.Release()
-		}
 		if errors.Is(err, unix.EFAULT) {
 			// The destination cannot be written (read-only, or protected
 			// since its registration) and the kernel dropped the datagram:
-			// its retransmission takes the copying path, which fails the
+			// its retransmission, and every later datagram for that
+			// destination, takes the copying path, which fails the
 			// operation.
-			e.unplaceable = unplaceable{peer: h.src, seq: h.seq, set: true}
+			if r != nil {
+				r.MarkFaulted()
+			} else {
+				e.mu.Lock()
+				if o := e.ops[le.Uint64(body)]; o != nil {
+					o.noPlace = true
+				}
+				e.mu.Unlock()
+			}
+		}
+		if r != nil {
+			r.Release()
 		}
 		return false, false
 	}

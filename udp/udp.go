@@ -146,7 +146,6 @@ type endpoint struct {
 	placedHdrLen int          // and the length of its header in placedHdr
 	placedReg    *core.Region // a put's destination's pin while they are
 	rxPartial    bool         // the last put fragment received was not its put's last
-	unplaceable  unplaceable  // a datagram whose destination refused it: copy it next time
 
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
@@ -367,13 +366,4 @@ func bytesAt(p unsafe.Pointer, n uint64) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(p), n)
-}
-
-// unplaceable names a datagram (sender, sequence number) that could not be
-// received into its destination: the kernel dropped it, and its
-// retransmission goes through the copying path, which reports the fault.
-type unplaceable struct {
-	peer uint32
-	seq  uint64
-	set  bool
 }

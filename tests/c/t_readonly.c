@@ -79,10 +79,15 @@ static void assault(int r, acp_ga_t ro, acp_ga_t na)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         WAIT(acp_copy(ro + (sizes[i] == 1 ? 17 : 0), scr, sizes[i], ACP_HANDLE_NULL),
              "acp_copy into a read-only region");
-    /* several in flight at once, then one wait */
+    /* several in flight at once, then one wait: small ones, and large ones
+     * (udp receives fragments from 16 KiB on straight into their
+     * destination, where the kernel refuses them) */
     for (int i = 0; i < 8; i++)
         if (acp_copy(ro + 512 * (uint64_t)i, scr, 512, ACP_HANDLE_NULL) == ACP_HANDLE_NULL)
             FAIL("acp_copy into rank %d's read-only region returned ACP_HANDLE_NULL (in flight %d)", r, i);
+    for (int i = 0; i < 4; i++)
+        if (acp_copy(ro + 65536 * (uint64_t)i, scr, 65536, ACP_HANDLE_NULL) == ACP_HANDLE_NULL)
+            FAIL("acp_copy of 64 KiB into rank %d's read-only region returned ACP_HANDLE_NULL (in flight %d)", r, i);
     acp_complete(ACP_HANDLE_ALL);
 
     acp_ga_t res = scr + RO_SIZE - 64; /* result words: my scratch */
@@ -140,6 +145,16 @@ int main(int argc, char **argv)
     assault(me, ro_of[me], na_of[me]);
     assault(next, ro_of[next], na_of[next]);
     check_ro_of(next, ro_of[next], "after writes into it were refused");
+
+    /* Gets into my own read-only region: from the next rank's (read-only
+     * too, and readable) memory, small and large, several in flight. */
+    WAIT(acp_copy(ro_of[me] + 8, ro_of[next], 64, ACP_HANDLE_NULL), "acp_copy of 64 bytes into my read-only region");
+    WAIT(acp_copy(ro_of[me], ro_of[next], 131072, ACP_HANDLE_NULL), "acp_copy of 128 KiB into my read-only region");
+    for (int i = 0; i < 3; i++)
+        if (acp_copy(ro_of[me] + 65536 * (uint64_t)i, ro_of[next], 65536, ACP_HANDLE_NULL) == ACP_HANDLE_NULL)
+            FAIL("acp_copy of 64 KiB into my read-only region returned ACP_HANDLE_NULL (in flight %d)", i);
+    acp_complete(ACP_HANDLE_ALL);
+    CHECK_FILL(ro, RO_SIZE, 1000 + (uint64_t)me, "my read-only region after gets into it");
 
     if (nprocs >= 3) {
         /* third-party: out of next's RO into next2's starter scratch, and
