@@ -188,9 +188,13 @@ func cmaError(err error) error {
 		return nil
 	}
 	// The mirror said the range is registered: a failing copy means the
-	// owner's memory is gone (EFAULT) or the owner is (ESRCH).
-	if errors.Is(err, unix.ESRCH) {
+	// memory faulted at either end (EFAULT: read-only, or protected or
+	// unmapped since its registration) or the owner is gone (ESRCH).
+	switch {
+	case errors.Is(err, unix.ESRCH):
 		return core.StatusPeerGone.Err()
+	case errors.Is(err, unix.EFAULT):
+		return core.StatusFault.Err()
 	}
 	return core.StatusOutOfBounds.Err()
 }
