@@ -137,3 +137,30 @@ func TestOwnerRefusesWritesIntoProtectedMemory(t *testing.T) {
 	assert.True(t, r.UserMemory())
 	r.Release()
 }
+
+// An atomic that waits for an earlier operation runs later from the queue
+// (kindLocalAtomic) and stores its old value like one that runs at once:
+// the guarded paths for the program's memory must leave starter memory's
+// store in place (a version stored nothing there, and t_allpairs across
+// two hosts fetched zeros).
+func TestDeferredLocalAtomicStoresItsResult(t *testing.T) {
+	e := newManualEngine(t)
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	target, err := e.QueryAddress(me + 128)
+	require.NoError(t, err)
+	result, err := e.QueryAddress(me + 64)
+	require.NoError(t, err)
+	*(*uint64)(target) = 7
+
+	h1, err := e.Copy(peer, me, 8, HandleNull) // held by the manual transport
+	require.NoError(t, err)
+	h2, err := e.Atomic(OpAdd8, me+64, me+128, 5, 0, h1)
+	require.NoError(t, err)
+	assert.True(t, e.Inquire(h2), "the atomic ran before the put it is ordered after")
+	manual.finish(0, nil)
+	e.Complete(h2)
+	assert.False(t, e.Failed(h2))
+	assert.EqualValues(t, 12, *(*uint64)(target), "target")
+	assert.EqualValues(t, 7, *(*uint64)(result), "old value at the result location")
+}

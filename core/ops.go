@@ -355,7 +355,12 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 			release(dr)
 			return err, true
 		}
-		ok := !dr.UserMemory() || guardedStore(d, c.size, old)
+		ok := true
+		if dr.UserMemory() {
+			ok = guardedStore(d, c.size, old)
+		} else {
+			storeWord(d, c.size, old)
+		}
 		release(dr)
 		if !ok {
 			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
