@@ -320,9 +320,8 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		if err != nil {
 			return err, true
 		}
-		if sr.UserMemory() && !Readable(s, c.size) {
-			// Protected or unmapped since its registration: transports
-			// read it in system calls or on their own goroutines.
+		if sr.UserMemory() && readsSourceLater(e.transportTo(c.peer)) && !Readable(s, c.size) {
+			// Protected or unmapped since its registration.
 			release(sr)
 			return fmt.Errorf("source: %v", e.accessErr(StatusFault, c.src, c.size, -1)), true
 		}
@@ -468,4 +467,11 @@ func (e *Engine) ApplyAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, Status) {
 		return old, StatusOK
 	}
 	return ApplyAtomic(op, p, a, b), StatusOK
+}
+
+// readsSourceLater reports whether t reads a put's source where a fault
+// cannot fail the put alone (SourceReader).
+func readsSourceLater(t Transport) bool {
+	r, ok := t.(SourceReader)
+	return ok && r.ReadsSourceLater()
 }

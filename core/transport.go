@@ -78,6 +78,17 @@ type Transport interface {
 	Close() error
 }
 
+// SourceReader is implemented by transports that read a put's source after
+// Put returned, where a fault there cannot fail that put alone (udp: a
+// send of a batch of datagrams fails whole with EFAULT). Before such a put
+// the engine checks that a source in the program's memory can be read
+// (a byte per page); other transports do without that cost (shm's kernel
+// copies report EFAULT for the one copy; ib's adapter reads the pages
+// pinned at registration).
+type SourceReader interface {
+	ReadsSourceLater() bool
+}
+
 // Registrar is implemented by transports that must prepare memory before
 // peers can reach it (verbs memory registration): every region, the
 // starter memories included, is announced before any peer can name it and

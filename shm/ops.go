@@ -93,6 +93,14 @@ func (e *endpoint) Put(i int, dst core.GA, src unsafe.Pointer, n uint64, c core.
 			return
 		}
 	}
+	// The owner serves this copy from our ring (the kernel refused our
+	// copies): the ring's copy reads src on our goroutines, where an
+	// unreadable page (protected since its registration) would be a
+	// signal. This path is rare; check it all here.
+	if !core.Readable(src, n) {
+		c.OnComplete(0, core.StatusFault.Err())
+		return
+	}
 	e.mu.Lock()
 	o := e.newOp(opPut, p, c)
 	o.size = n

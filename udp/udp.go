@@ -353,6 +353,11 @@ func (e *endpoint) Close() error {
 // wake ends the progress goroutine's sleep.
 func (e *endpoint) wake() { core.SignalEventfd(e.wakeFd) }
 
+// ReadsSourceLater implements core.SourceReader: a put's data goes out
+// from its source in sendmmsg batches, which an unreadable page fails
+// whole.
+func (e *endpoint) ReadsSourceLater() bool { return true }
+
 func (e *endpoint) close() {
 	_ = e.conn.close()
 	_ = unix.Close(e.wakeFd)

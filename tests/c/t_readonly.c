@@ -146,6 +146,15 @@ int main(int argc, char **argv)
     assault(next, ro_of[next], na_of[next]);
     check_ro_of(next, ro_of[next], "after writes into it were refused");
 
+    /* Puts out of my own inaccessible page into the next rank's third-party
+     * area (udp sends straight from the source, in batches an unreadable
+     * page would fail whole), and a local copy out of it. */
+    acp_ga_t tp_next = acp_query_starter_ga(next) + TP_OFF + 64 * (uint64_t)(me % 64);
+    WAIT(acp_copy(tp_next, na_of[me], 64, ACP_HANDLE_NULL), "acp_copy out of my inaccessible page to the next rank");
+    WAIT(acp_copy(tp_next, na_of[me], 64, ACP_HANDLE_NULL), "acp_copy out of my inaccessible page, again");
+    WAIT(acp_copy(acp_query_starter_ga(me) + SCR_OFF, na_of[me], (size_t)page, ACP_HANDLE_NULL),
+         "acp_copy of my inaccessible page into my starter memory");
+
     /* Gets into my own read-only region: from the next rank's (read-only
      * too, and readable) memory, small and large, several in flight. */
     WAIT(acp_copy(ro_of[me] + 8, ro_of[next], 64, ACP_HANDLE_NULL), "acp_copy of 64 bytes into my read-only region");
