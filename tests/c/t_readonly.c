@@ -125,6 +125,27 @@ int main(int argc, char **argv)
     acpt_need_smem(SMEM_NEED);
     page = sysconf(_SC_PAGESIZE);
 
+    /* Memory read-only before it is registered: registered all the same
+     * (peers may read it), and unregistered. */
+    void *pre = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pre == MAP_FAILED)
+        FATAL("mmap PROT_READ");
+    acp_atkey_t kpre = acp_register_memory(pre, (size_t)page, 0);
+    CHECK(kpre != ACP_ATKEY_NULL, "acp_register_memory of a page mapped read-only");
+    if (kpre != ACP_ATKEY_NULL) {
+        acp_ga_t gpre = acp_query_ga(kpre, pre);
+        uint8_t *s = acpt_starter(SCR_OFF);
+        memset(s, 0x77, 64);
+        WAIT(acp_copy(acp_query_starter_ga(me) + SCR_OFF, gpre + 64, 64, ACP_HANDLE_NULL),
+             "acp_copy out of a page registered read-only");
+        CHECK_BYTES(s, 64, 0, "a page registered read-only, read");
+        WAIT(acp_copy(gpre, acp_query_starter_ga(me) + SCR_OFF, 64, ACP_HANDLE_NULL),
+             "acp_copy into a page registered read-only");
+        CHECK_BYTES(pre, (size_t)page, 0, "a page registered read-only after a copy into it");
+        CHECK_INT(acp_unregister_memory(kpre), 0, "acp_unregister_memory of a page registered read-only");
+    }
+    munmap(pre, (size_t)page);
+
     uint8_t *ro = map_pages(RO_SIZE), *na = map_pages((size_t)page);
     acpt_fill(ro, RO_SIZE, 1000 + (uint64_t)me);
     memset(na, 0x11, (size_t)page);
