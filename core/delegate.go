@@ -140,15 +140,13 @@ func (e *Engine) execAtomic(from int, h Handle, op AtomicOp, dst, target GA, a, 
 			e.sendDone(from, h, st, endDest)
 			return
 		}
-		if r.UserMemory() && !Writable(p, w) {
+		if !writableIn(r, p, w) {
 			r.Release()
 			e.sendDone(from, h, StatusFault, endDest)
 			return
 		}
 		old, st := e.ApplyAtomic(op, target, a, b)
-		if st == StatusOK && !r.UserMemory() {
-			storeWord(p, w, old)
-		} else if st == StatusOK && !guardedStore(p, w, old) {
+		if st == StatusOK && !storeIn(r, p, w, old) {
 			st = StatusFault
 		}
 		r.Release()

@@ -98,6 +98,33 @@ func recoverFault(was bool, ok *bool) {
 // peer's memory mapped here, and starter memory are the library's).
 func (r *Region) UserMemory() bool { return r != nil && r.Seg >= SegFirstUser }
 
+// atomicIn applies op to the word at p of region r (nil: a peer's memory
+// mapped here), guarded when r is the program's memory; false: it faulted,
+// the word unchanged.
+func atomicIn(r *Region, op AtomicOp, p unsafe.Pointer, a, b uint64) (uint64, bool) {
+	if r.UserMemory() {
+		return GuardedAtomic(op, p, a, b)
+	}
+	return ApplyAtomic(op, p, a, b), true
+}
+
+// storeIn writes an atomic's old value at p of region r, guarded when r is
+// the program's memory; false: it faulted.
+func storeIn(r *Region, p unsafe.Pointer, width, v uint64) bool {
+	if r.UserMemory() {
+		return guardedStore(p, width, v)
+	}
+	storeWord(p, width, v)
+	return true
+}
+
+// writableIn reports whether the word at p of region r can take an
+// atomic's old value: the library's memory always can, the program's is
+// probed (Writable).
+func writableIn(r *Region, p unsafe.Pointer, width uint64) bool {
+	return !r.UserMemory() || Writable(p, width)
+}
+
 // copyRegions copies n bytes from s to d, guarded when either end is the
 // program's memory.
 func copyRegions(d, s unsafe.Pointer, n uint64, dr, sr *Region) bool {

@@ -223,15 +223,15 @@ func (e *Engine) atomicNow(op AtomicOp, result, target GA, a, b uint64, dr, sr, 
 	if treg.UserMemory() || dreg.UserMemory() {
 		// The program's memory may fault; then nothing was applied and
 		// the ordinary path fails the handle, saying why.
-		ok := !dreg.UserMemory() || Writable(d, w)
+		ok := writableIn(dreg, d, w)
 		var old uint64
 		if ok {
-			old, ok = GuardedAtomic(op, t, a, b)
+			old, ok = atomicIn(treg, op, t, a, b)
 		}
 		if ok {
-			// Only the program's own mprotect since Writable can make
+			// Only the program's own mprotect since writableIn can make
 			// this store fault: the atomic stands.
-			guardedStore(d, w, old)
+			storeIn(dreg, d, w, old)
 		}
 		release(treg)
 		release(dreg)
@@ -345,7 +345,7 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		if err != nil {
 			return err, true
 		}
-		if dr.UserMemory() && !Writable(d, c.size) {
+		if !writableIn(dr, d, c.size) {
 			release(dr)
 			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
 		}
@@ -354,12 +354,7 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 			release(dr)
 			return err, true
 		}
-		ok := true
-		if dr.UserMemory() {
-			ok = guardedStore(d, c.size, old)
-		} else {
-			storeWord(d, c.size, old)
-		}
+		ok := storeIn(dr, d, c.size, old)
 		release(dr)
 		if !ok {
 			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
@@ -383,7 +378,7 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		if err != nil {
 			return err, true
 		}
-		if dr.UserMemory() && !Writable(d, c.size) {
+		if !writableIn(dr, d, c.size) {
 			release(dr)
 			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
 		}
@@ -429,14 +424,11 @@ func (e *Engine) directAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, error) {
 	if uintptr(p)%uintptr(w) != 0 {
 		return 0, e.accessErr(StatusMisaligned, ga, w, -1)
 	}
-	if r.UserMemory() {
-		old, ok := GuardedAtomic(op, p, a, b)
-		if !ok {
-			return 0, e.accessErr(StatusFault, ga, w, -1)
-		}
-		return old, nil
+	old, ok := atomicIn(r, op, p, a, b)
+	if !ok {
+		return 0, e.accessErr(StatusFault, ga, w, -1)
 	}
-	return ApplyAtomic(op, p, a, b), nil
+	return old, nil
 }
 
 // Acquire implements Host.
@@ -459,14 +451,11 @@ func (e *Engine) ApplyAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, Status) {
 	if uintptr(p)%uintptr(w) != 0 {
 		return 0, StatusMisaligned
 	}
-	if r.UserMemory() {
-		old, ok := GuardedAtomic(op, p, a, b)
-		if !ok {
-			return 0, StatusFault
-		}
-		return old, StatusOK
+	old, ok := atomicIn(r, op, p, a, b)
+	if !ok {
+		return 0, StatusFault
 	}
-	return ApplyAtomic(op, p, a, b), StatusOK
+	return old, StatusOK
 }
 
 // readsSourceLater reports whether t reads a put's source where a fault

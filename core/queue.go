@@ -267,9 +267,7 @@ func (c *cmd) OnComplete(val uint64, err error) {
 		e.hint(ae)
 	}
 	if err == nil && c.kind == kindAtomicFetch {
-		if !c.pin.UserMemory() {
-			storeWord(c.at, c.op.Width(), val)
-		} else if !guardedStore(c.at, c.op.Width(), val) {
+		if !storeIn(c.pin, c.at, c.op.Width(), val) {
 			err = fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1))
 		}
 	}
