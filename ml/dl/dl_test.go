@@ -60,6 +60,23 @@ func TestHashMatchesTheOriginal(t *testing.T) {
 	assert.Equal(t, uint64(0x995DC9BBDF1939FA)>>16, dl.Hash([]byte("123456789")))
 }
 
+// listValues walks li from its first element to its end and returns
+// value of each element.
+func listValues(t *testing.T, l *dl.Library, li dl.List, value func(dl.Element) int32) []int32 {
+	t.Helper()
+	var got []int32
+	it, err := l.BeginList(li)
+	require.NoError(t, err)
+	for it != dl.EndList(li) {
+		e, err := l.DereferenceListIt(it)
+		require.NoError(t, err)
+		got = append(got, value(e))
+		it, err = l.IncrementListIt(it)
+		require.NoError(t, err)
+	}
+	return got
+}
+
 func readInts(t *testing.T, l *dl.Library, e *core.Engine, ga core.GA, n int) []int32 {
 	p, err := e.QueryAddress(ga)
 	require.NoError(t, err)
@@ -136,17 +153,7 @@ func TestListAndSort(t *testing.T) {
 		return readInts(t, l, w.Engines[r], e.GA, 1)[0]
 	}
 	require.NoError(t, l.SortList(li, func(a, b dl.Element) int { return int(value(a) - value(b)) }))
-	var got []int32
-	it, err := l.BeginList(li)
-	require.NoError(t, err)
-	for it != dl.EndList(li) {
-		e, err := l.DereferenceListIt(it)
-		require.NoError(t, err)
-		got = append(got, value(e))
-		it, err = l.IncrementListIt(it)
-		require.NoError(t, err)
-	}
-	assert.Equal(t, []int32{1, 3, 5, 7, 9}, got)
+	assert.Equal(t, []int32{1, 3, 5, 7, 9}, listValues(t, l, li, value))
 	n, _ := l.SizeList(li)
 	assert.Equal(t, uint64(5), n)
 	require.NoError(t, l.DestroyList(li))
@@ -285,19 +292,7 @@ func TestSortAndMergeAfterComparatorChangedTheList(t *testing.T) {
 	l := ls[0]
 	elem := func(i int) dl.Element { return dl.Element{GA: gas[0] + core.GA(4*i), Size: 4} }
 	value := func(e dl.Element) int32 { return readInts(t, l, w.Engines[0], e.GA, 1)[0] }
-	contents := func(li dl.List) []int32 {
-		var got []int32
-		it, err := l.BeginList(li)
-		require.NoError(t, err)
-		for it != dl.EndList(li) {
-			e, err := l.DereferenceListIt(it)
-			require.NoError(t, err)
-			got = append(got, value(e))
-			it, err = l.IncrementListIt(it)
-			require.NoError(t, err)
-		}
-		return got
-	}
+	contents := func(li dl.List) []int32 { return listValues(t, l, li, value) }
 	l1, err := l.CreateList(0)
 	require.NoError(t, err)
 	l2, err := l.CreateList(0)
