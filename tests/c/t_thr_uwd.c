@@ -43,6 +43,18 @@ struct targ {
 
 static void mark_started(void) { __atomic_fetch_add(&started, 1, __ATOMIC_SEQ_CST); }
 
+/* After a channel request r was posted as a thread's i-th operation: the
+ * first marks the thread started, a refused one (NULL) is counted.
+ * Whether there is a request to wait for. */
+static int posted(struct targ *a, int i, acp_request_t r)
+{
+    if (i == 0)
+        mark_started();
+    if (r == NULL)
+        a->refused++;
+    return r != NULL;
+}
+
 /* Waits until every thread made a call, and a little more. */
 static void wait_started(void)
 {
@@ -204,12 +216,8 @@ static void *ch_user(void *p)
             size_t n = i % 3 == 2 ? MSG : 100;
             acpt_fill(a->buf, n, (uint64_t)me << 32 | (uint64_t)i);
             acp_request_t r = acp_nbsend_ch(ch_out, a->buf, n);
-            if (i == 0)
-                mark_started();
-            if (r == NULL) {
-                a->refused++;
+            if (!posted(a, i, r))
                 continue;
-            }
             size_t got = acp_wait_ch(r);
             if (got == 0)
                 a->ok++;
@@ -223,12 +231,8 @@ static void *ch_user(void *p)
     if (a->t == 1) { /* receiver */
         for (int i = 0; i < OPS; i++) {
             acp_request_t r = acp_nbrecv_ch(ch_in, a->buf, MSG);
-            if (i == 0)
-                mark_started();
-            if (r == NULL) {
-                a->refused++;
+            if (!posted(a, i, r))
                 continue;
-            }
             size_t got = acp_wait_ch(r);
             if (got == (size_t)-1) {
                 a->refused++;
@@ -264,13 +268,9 @@ static void *ch_user(void *p)
             while (__atomic_load_n(&shared_posted, __ATOMIC_SEQ_CST) < i + 1)
                 sched_yield();
         }
-        if (i == 0)
-            mark_started();
         acp_request_t r = shared_req;
-        if (r == NULL) {
-            a->refused++;
+        if (!posted(a, i, r))
             continue;
-        }
         size_t got = acp_wait_ch(r);
         if (got != (size_t)-1) {
             if (got != 100 && got != MSG)
