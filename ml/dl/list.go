@@ -3,6 +3,7 @@ package dl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/libacp/libacp/core"
@@ -524,20 +525,6 @@ const orderAttempts = 100
 // errChanged reports lists that another thread kept changing.
 var errChanged = fmt.Errorf("another thread of this process changed the list while the comparator ran, at each of %d attempts; left as it was", orderAttempts)
 
-// sameNodes reports whether a list still holds exactly the elements it
-// held, in the same order.
-func sameNodes(a, b []node) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].ga != b[i].ga || a[i].size != b[i].size {
-			return false
-		}
-	}
-	return true
-}
-
 // reorder is merge and sort: it reads the lists under their locks, orders
 // the elements with the program's comparator with no lock held (it may
 // call the library, also on these lists), and writes the order back under
@@ -582,8 +569,9 @@ func (lb *Library) reorder(ls []List, order func(ns [][]node) []node, write func
 				if err != nil {
 					return err
 				}
+				// The same elements in the same order (their links follow).
 				for i := range now {
-					if !sameNodes(now[i], ns[i]) {
+					if !slices.Equal(now[i], ns[i]) {
 						return nil
 					}
 				}
