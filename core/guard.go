@@ -125,6 +125,21 @@ func writableIn(r *Region, p unsafe.Pointer, width uint64) bool {
 	return !r.UserMemory() || Writable(p, width)
 }
 
+// CopyInto copies src into dst, a range of region r (a transport writing a
+// peer's data there), guarded when r is the program's memory; false: it
+// faulted, and r is marked (MarkFaulted).
+func (r *Region) CopyInto(dst, src []byte) bool {
+	if !r.UserMemory() {
+		copy(dst, src)
+		return true
+	}
+	if GuardedCopy(dst, src) {
+		return true
+	}
+	r.MarkFaulted()
+	return false
+}
+
 // copyRegions copies n bytes from s to d, guarded when either end is the
 // program's memory.
 func copyRegions(d, s unsafe.Pointer, n uint64, dr, sr *Region) bool {

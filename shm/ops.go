@@ -446,10 +446,7 @@ func (e *endpoint) handle(from int, typ uint8, b []byte) {
 			var p unsafe.Pointer
 			var r *core.Region
 			if p, r, st = e.host.Acquire(dst, size); st == core.StatusOK {
-				to := unsafe.Slice((*byte)(unsafe.Add(p, off)), len(data))
-				if !r.UserMemory() {
-					copy(to, data)
-				} else if !core.GuardedCopy(to, data) {
+				if !r.CopyInto(unsafe.Slice((*byte)(unsafe.Add(p, off)), len(data)), data) {
 					st = core.StatusFault // read-only, or protected since registered
 				}
 				r.Release()

@@ -476,15 +476,10 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			var r *core.Region
 			ptr, r, st = e.host.Acquire(dst, size)
 			if st == core.StatusOK {
-				to := bytesAt(unsafe.Add(ptr, off), uint64(len(data)))
-				if !r.UserMemory() {
-					copy(to, data)
-					e.landed = true
-				} else if core.GuardedCopy(to, data) {
+				if r.CopyInto(bytesAt(unsafe.Add(ptr, off), uint64(len(data))), data) {
 					e.landed = true
 				} else {
 					st = core.StatusFault
-					r.MarkFaulted()
 				}
 				r.Release()
 			}
