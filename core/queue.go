@@ -477,6 +477,7 @@ func (e *Engine) waitUntil(cond func() bool) {
 	if cond() {
 		return
 	}
+	PassScheduler()
 	start := time.Now()
 	busy := min(e.spin, maxBusySpin)
 	for i := 0; ; i++ {

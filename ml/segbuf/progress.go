@@ -212,6 +212,7 @@ type Waiter interface {
 // idle for a wake-up's time (hundreds of microseconds on a busy machine)
 // at every refill.
 func (l *Lib) Wait(w Waiter) {
+	core.PassScheduler()
 	l.prog.waiters.Add(1)
 	defer l.prog.waiters.Add(-1)
 	// While this thread polls, a transport's progress goroutine leaves

@@ -1,0 +1,54 @@
+package core
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// reschedEvery is how often a thread that waits in the library goes
+// through the Go scheduler of its own accord (PassScheduler).
+//
+// The runtime's monitor thread preempts a P whose goroutine has not been
+// through the scheduler for 10 ms. An application thread calling in from
+// C never is: each call enters and leaves Go like a system call, on the P
+// it kept. So every 10 ms the monitor preempted it: in Go code by a signal
+// and a hand-over of the P to another thread and back; in C or in a
+// system call by taking its P away, after which the monitor polls every
+// 20 µs for 50 turns. With every CPU running a busy rank, each of those
+// wake-ups (1,000-2,000 a second per udp rank on vm-2c) took a rank's CPU
+// for about 25 µs. One pass through the scheduler every 5 ms costs one
+// hand-over and keeps the monitor asleep: the monitor's wake-ups fell to
+// ~250 a second, a udp channel pingpong's messages slower than 20 µs from
+// 10-11 % to 8-9 % (BENCHMARKS.md, 2026-11-27, fourth section).
+const reschedEvery = 5 * time.Millisecond
+
+// schedPass decides when a pass is due: at most once per interval in the
+// process. Threads share it: a program with several waiting threads
+// passes for one of them per interval, and the others are preempted as
+// before when their turn does not come in time.
+type schedPass struct {
+	every time.Duration
+	last  atomic.Int64 // nanoseconds since clockBase of the last pass
+}
+
+// due reports whether the caller should pass now (at now nanoseconds
+// since clockBase); of callers at the same moment, one is told so.
+func (p *schedPass) due(now int64) bool {
+	last := p.last.Load()
+	return now-last >= int64(p.every) && p.last.CompareAndSwap(last, now)
+}
+
+var (
+	clockBase = time.Now()
+	waitsPass = schedPass{every: reschedEvery}
+)
+
+// PassScheduler goes through the Go scheduler if no waiting thread did
+// for reschedEvery. Waits call it as they begin, where the hand-over's
+// tens of microseconds delay an answer that has not arrived yet.
+func PassScheduler() {
+	if waitsPass.due(int64(time.Since(clockBase))) {
+		runtime.Gosched()
+	}
+}
