@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// reschedEvery is how often a thread that waits in the library goes
+// reschedEvery is how often a thread that waits in the library often goes
 // through the Go scheduler of its own accord (PassScheduler).
 //
 // The runtime's monitor thread preempts a P whose goroutine has not been
@@ -23,30 +23,47 @@ import (
 // 10-11 % to 8-9 % (BENCHMARKS.md, 2026-11-27, fourth section).
 const reschedEvery = 5 * time.Millisecond
 
+// denseGap: a wait that begins within this time of the one before is
+// part of a busy exchange, whose thread stays in or near Go; only such
+// waits pass. A hand-over of a locked thread's P took 40-140 µs on vm-2c
+// (16 µs with both threads on one CPU), a cost a program that waits
+// now and then would pay at each wait for nothing: its thread stays in C
+// long enough for the monitor to take its P there, which needs no
+// hand-over.
+const denseGap = time.Millisecond
+
 // schedPass decides when a pass is due: at most once per interval in the
-// process. Threads share it: a program with several waiting threads
-// passes for one of them per interval, and the others are preempted as
-// before when their turn does not come in time.
+// process, and only for a wait in a dense series. Threads share it: a
+// program with several waiting threads passes for one of them per
+// interval, and the others are preempted as before when their turn does
+// not come in time.
 type schedPass struct {
-	every time.Duration
-	last  atomic.Int64 // nanoseconds since clockBase of the last pass
+	every    time.Duration
+	dense    time.Duration
+	last     atomic.Int64 // nanoseconds since clockBase: the last pass
+	lastWait atomic.Int64 // nanoseconds since clockBase: the last wait's start
 }
 
-// due reports whether the caller should pass now (at now nanoseconds
-// since clockBase); of callers at the same moment, one is told so.
+// due records a wait beginning at now (nanoseconds since clockBase) and
+// reports whether it should pass; of callers at the same moment, one is
+// told so.
 func (p *schedPass) due(now int64) bool {
+	if now-p.lastWait.Swap(now) > int64(p.dense) {
+		return false
+	}
 	last := p.last.Load()
 	return now-last >= int64(p.every) && p.last.CompareAndSwap(last, now)
 }
 
 var (
 	clockBase = time.Now()
-	waitsPass = schedPass{every: reschedEvery}
+	waitsPass = schedPass{every: reschedEvery, dense: denseGap}
 )
 
-// PassScheduler goes through the Go scheduler if no waiting thread did
-// for reschedEvery. Waits call it as they begin, where the hand-over's
-// tens of microseconds delay an answer that has not arrived yet.
+// PassScheduler goes through the Go scheduler if the waits of this process
+// come in a dense series and none passed for reschedEvery. Waits call it
+// as they begin, where the hand-over's tens of microseconds delay an
+// answer that has not arrived yet.
 func PassScheduler() {
 	if waitsPass.due(int64(time.Since(clockBase))) {
 		runtime.Gosched()
