@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// reschedEvery is how often a thread that waits in the library often goes
-// through the Go scheduler of its own accord (PassScheduler).
+// reschedEvery is how often a thread that waits in the library again and
+// again goes through the Go scheduler of its own accord (PassScheduler).
 //
 // The runtime's monitor thread preempts a P whose goroutine has not been
 // through the scheduler for 10 ms. An application thread calling in from
-// C never is: each call enters and leaves Go like a system call, on the P
-// it kept. So every 10 ms the monitor preempted it: in Go code by a signal
+// C never goes through it: each call enters and leaves Go like a system
+// call, on the P it kept. So every 10 ms the monitor preempted it: in Go code by a signal
 // and a hand-over of the P to another thread and back; in C or in a
 // system call by taking its P away, after which the monitor polls every
 // 20 µs for 50 turns. With every CPU running a busy rank, each of those
