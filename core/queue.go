@@ -477,8 +477,7 @@ func (e *Engine) waitUntil(cond func() bool) {
 	if cond() {
 		return
 	}
-	PassScheduler()
-	start := time.Now()
+	start := PassScheduler(time.Now())
 	busy := min(e.spin, maxBusySpin)
 	for i := 0; ; i++ {
 		// The condition is a load or two; polling the transports costs

@@ -32,14 +32,12 @@ const reschedEvery = 5 * time.Millisecond
 // hand-over.
 const denseGap = time.Millisecond
 
-// schedPass decides when a pass is due: at most once per interval in the
-// process, and only for a wait in a dense series. Threads share it: a
+// schedPass decides when a pass is due: at most once per reschedEvery in
+// the process, and only for a wait in a dense series. Threads share it: a
 // program with several waiting threads passes for one of them per
 // interval, and the others are preempted as before when their turn does
 // not come in time.
 type schedPass struct {
-	every    time.Duration
-	dense    time.Duration
 	last     atomic.Int64 // nanoseconds since clockBase: the last pass
 	lastWait atomic.Int64 // nanoseconds since clockBase: the last wait's start
 }
@@ -48,24 +46,27 @@ type schedPass struct {
 // reports whether it should pass; of callers at the same moment, one is
 // told so.
 func (p *schedPass) due(now int64) bool {
-	if now-p.lastWait.Swap(now) > int64(p.dense) {
+	if now-p.lastWait.Swap(now) > int64(denseGap) {
 		return false
 	}
 	last := p.last.Load()
-	return now-last >= int64(p.every) && p.last.CompareAndSwap(last, now)
+	return now-last >= int64(reschedEvery) && p.last.CompareAndSwap(last, now)
 }
 
 var (
 	clockBase = time.Now()
-	waitsPass = schedPass{every: reschedEvery, dense: denseGap}
+	waitsPass schedPass
 )
 
 // PassScheduler goes through the Go scheduler if the waits of this process
 // come in a dense series and none passed for reschedEvery. Waits call it
-// as they begin, where the hand-over's tens of microseconds delay an
-// answer that has not arrived yet.
-func PassScheduler() {
-	if waitsPass.due(int64(time.Since(clockBase))) {
-		runtime.Gosched()
+// as they begin, with the clock reading they start from (a hand-over's tens
+// of microseconds then delay an answer that has not arrived yet), and
+// continue from the reading it returns: now, or a new one after a pass.
+func PassScheduler(now time.Time) time.Time {
+	if !waitsPass.due(int64(now.Sub(clockBase))) {
+		return now
 	}
+	runtime.Gosched()
+	return time.Now()
 }

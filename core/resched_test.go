@@ -12,7 +12,7 @@ import (
 func ms(n float64) int64 { return int64(n * float64(time.Millisecond)) }
 
 func TestSchedPassIsDueOncePerIntervalOfDenseWaits(t *testing.T) {
-	p := schedPass{every: 5 * time.Millisecond, dense: time.Millisecond}
+	var p schedPass
 	dueAt := func(from, to, step float64) (at []float64) {
 		for x := from; x <= to; x += step {
 			if p.due(ms(x)) {
@@ -27,7 +27,7 @@ func TestSchedPassIsDueOncePerIntervalOfDenseWaits(t *testing.T) {
 }
 
 func TestSchedPassSkipsSparseWaits(t *testing.T) {
-	p := schedPass{every: 5 * time.Millisecond, dense: time.Millisecond}
+	var p schedPass
 	// Waits 3 ms apart: never dense, never a pass.
 	for x := 3.0; x < 100; x += 3 {
 		assert.False(t, p.due(ms(x)), "wait at %v ms", x)
@@ -39,7 +39,7 @@ func TestSchedPassSkipsSparseWaits(t *testing.T) {
 }
 
 func TestSchedPassTellsOneOfManyCallers(t *testing.T) {
-	p := schedPass{every: 5 * time.Millisecond, dense: time.Millisecond}
+	var p schedPass
 	p.due(ms(6.5))
 	var told atomic.Int32
 	var wg sync.WaitGroup
@@ -57,17 +57,17 @@ func TestSchedPassTellsOneOfManyCallers(t *testing.T) {
 }
 
 func TestPassSchedulerPassesWhenDue(t *testing.T) {
-	now := int64(time.Since(clockBase))
-	waitsPass.last.Store(now - int64(reschedEvery))
+	now := time.Now()
+	ns := int64(now.Sub(clockBase))
+	waitsPass.last.Store(ns - int64(reschedEvery))
 	// The wait before "began" later than now: dense however long this
 	// thread is kept from running.
-	waitsPass.lastWait.Store(now + int64(time.Hour))
-	PassScheduler()
-	last := waitsPass.last.Load()
-	assert.GreaterOrEqual(t, last, now, "a due pass is recorded")
-	before := int64(time.Since(clockBase))
-	PassScheduler()
-	if before-last < int64(reschedEvery) {
-		assert.Equal(t, last, waitsPass.last.Load(), "a wait within the interval does not pass")
+	waitsPass.lastWait.Store(ns + int64(time.Hour))
+	after := PassScheduler(now)
+	assert.Equal(t, ns, waitsPass.last.Load(), "a due pass is recorded")
+	assert.False(t, after.Before(now), "the reading after a pass is a new one")
+	if again := time.Now(); again.Sub(now) < reschedEvery {
+		assert.Equal(t, again, PassScheduler(again), "a wait within the interval goes on with its own reading")
+		assert.Equal(t, ns, waitsPass.last.Load(), "a wait within the interval does not pass")
 	}
 }

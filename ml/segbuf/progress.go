@@ -212,13 +212,13 @@ type Waiter interface {
 // idle for a wake-up's time (hundreds of microseconds on a busy machine)
 // at every refill.
 func (l *Lib) Wait(w Waiter) {
-	core.PassScheduler()
+	start := core.PassScheduler(time.Now())
 	l.prog.waiters.Add(1)
 	defer l.prog.waiters.Add(-1)
 	// While this thread polls, a transport's progress goroutine leaves
 	// what arrives to it (udp: one receiver, not two taking turns).
 	l.e.PollingWaitBegins()
-	done := l.pollUntil(w)
+	done := l.pollUntil(w, start)
 	l.e.PollingWaitEnds()
 	if done {
 		return
@@ -243,10 +243,10 @@ func (l *Lib) Wait(w Waiter) {
 	}
 }
 
-// pollUntil is the polling part of Wait: it reports whether w is done
-// (false: the wait should sleep now).
-func (l *Lib) pollUntil(w Waiter) bool {
-	start, busy := time.Now(), l.e.SpinTime()
+// pollUntil is the polling part of Wait, from the clock reading start: it
+// reports whether w is done (false: the wait should sleep now).
+func (l *Lib) pollUntil(w Waiter, start time.Time) bool {
+	busy := l.e.SpinTime()
 	moved := false
 	for i := 1; ; i++ {
 		if w.Done() {
