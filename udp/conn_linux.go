@@ -31,9 +31,10 @@ type packetConn interface {
 	// taking it, and returns how much it copied and the datagram's length
 	// (0, 0 when none waits).
 	peek(b []byte) (n, size int, err error)
-	// recvInto takes the next datagram, its first len(hdr) bytes into hdr
-	// and the rest into data, and returns its length.
-	recvInto(hdr, data []byte) (int, error)
+	// recvInto takes the next datagram, its first len(hdr) bytes into hdr,
+	// the next len(data) into data and the rest, if any, into spill (which
+	// may be nil), and returns its length (0, nil when none waits).
+	recvInto(hdr, data, spill []byte) (int, error)
 	fd() int
 	close() error
 }
@@ -209,16 +210,23 @@ func (s *socket) peek(b []byte) (int, int, error) {
 	}
 }
 
-func (s *socket) recvInto(hdr, data []byte) (int, error) {
-	iov := [2]unix.Iovec{{Base: &hdr[0]}, {Base: &data[0]}}
+func (s *socket) recvInto(hdr, data, spill []byte) (int, error) {
+	iov := [3]unix.Iovec{{Base: &hdr[0]}, {Base: &data[0]}}
 	iov[0].SetLen(len(hdr))
 	iov[1].SetLen(len(data))
 	msg := unix.Msghdr{Iov: &iov[0], Iovlen: 2}
+	if len(spill) > 0 {
+		iov[2].Base = &spill[0]
+		iov[2].SetLen(len(spill))
+		msg.Iovlen = 3
+	}
 	for {
 		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
 		switch {
 		case errno == unix.EINTR:
 			continue
+		case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
+			return 0, nil
 		case errno != 0:
 			return 0, errno
 		}

@@ -166,6 +166,16 @@ func (p *peer) busy() bool {
 	return len(p.queue) > 0 || len(p.inflight) > 0 || len(p.streams) > 0
 }
 
+// inOrder reports whether nothing has arrived beyond rxNext.
+func (p *peer) inOrder() bool {
+	for _, w := range p.rxBits {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // fresh reports whether accept would take seq, without recording it.
 func (p *peer) fresh(seq uint64) bool {
 	if seq < p.rxNext || seq-p.rxNext >= rxWindow {

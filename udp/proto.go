@@ -462,11 +462,15 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			// recvPlaced checked it all and wrote the data already.
 			e.landed = true
 			e.rxPartial = off+uint64(e.placed) < size
+			e.guessNext(p, h.seq, dst, size, off, uint64(e.placed))
 			return
 		}
 		e.rxPartial = off <= size && uint64(len(data)) < size-off
 		if len(data) >= placeMin {
 			e.rxBulk = true
+			if off <= size && uint64(len(data)) <= size-off {
+				e.guessNext(p, h.seq, dst, size, off, uint64(len(data)))
+			}
 		}
 		st := core.StatusBadRequest
 		if off <= size && uint64(len(data)) <= size-off {
@@ -759,11 +763,13 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 	if reading {
 		var n int
 		var err error
-		placed, none := false, false
+		placed, none, copied := false, false, false
 		if e.rxBulk {
-			placed, none = e.recvPlaced()
+			placed, none, copied = e.recvPlaced()
 		}
-		if !placed && !none {
+		if copied {
+			n = 1
+		} else if !placed && !none {
 			n, err = e.conn.recv(e.rxBufs, e.rxSizes)
 		}
 		if placed || n > 0 {
@@ -819,15 +825,114 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 	return worked, false
 }
 
+// guessNext notes that the datagram after this put fragment (sequence
+// number seq, len bytes at off) is probably the put's next fragment.
+func (e *endpoint) guessNext(p *peer, seq uint64, dst core.GA, size, off, n uint64) {
+	if off+n >= size {
+		e.guess.valid = false
+		return
+	}
+	e.guess = putGuess{valid: true, src: uint32(p.idx), seq: seq + 1, dst: dst, size: size, off: off + n, frag: n}
+}
+
+// recvGuessed takes the next datagram on the guess (e.guess) that it is
+// the next fragment of the put just received: its header into placedHdr,
+// its data straight to where that fragment belongs, anything longer into
+// a spare buffer. That is one system call where recvPlaced's check makes
+// two (a peek, then the receive), and it also places a put's short last
+// fragment, which ends bulk mode there.
+//
+// A datagram that turns out to be something else is put back together
+// in rxBufs[0] for the copying path (copied). The bytes it left at the
+// guessed place are overwritten later by the fragment that belongs
+// there: the guess is tried only while every datagram the peer sent
+// before that fragment has arrived and none sent after it, so the
+// fragment (sent after the one that made the guess) has not arrived and
+// will, unless the put fails, whose destination is then undefined anyway.
+// The guessed place is inside the put's destination, checked as
+// recvPlaced checks it.
+//
+// tried is false when the guess could not be tried; then nothing was
+// received.
+func (e *endpoint) recvGuessed() (placed, none, copied, tried bool) {
+	g := e.guess
+	e.guess.valid = false // one try per guess: handle makes the next
+	e.mu.Lock()
+	var p *peer
+	if int(g.src) < len(e.peers) {
+		p = e.peers[g.src]
+	}
+	ok := p != nil && p.rxNext == g.seq && p.inOrder()
+	e.mu.Unlock()
+	if !ok {
+		return false, false, false, false
+	}
+	ptr, r, st := e.host.Acquire(g.dst, g.size)
+	if st != core.StatusOK {
+		return false, false, false, false
+	}
+	if r.Faulted() {
+		r.Release()
+		return false, false, false, false
+	}
+	const hdrLen = headerSize + putHeader
+	dataLen := min(g.frag, g.size-g.off)
+	slot := bytesAt(unsafe.Add(ptr, g.off), dataLen)
+	spill := e.rxBufs[1]
+	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], slot, spill)
+	if err != nil {
+		if errors.Is(err, unix.EFAULT) {
+			// The kernel dropped the datagram (see recvPlaced).
+			r.MarkFaulted()
+		}
+		r.Release()
+		return false, false, false, false
+	}
+	if got == 0 {
+		r.Release()
+		e.guess = g // nothing waits: the guess stands
+		return false, true, false, true
+	}
+	if got == hdrLen+int(dataLen) && e.connected.Load() {
+		h, _ := parseHeader(e.placedHdr[:hdrLen])
+		body := e.placedHdr[headerSize:hdrLen]
+		if h.typ == tPut && h.key == e.key && h.src == g.src && h.seq == g.seq &&
+			core.GA(le.Uint64(body[8:])) == g.dst && le.Uint64(body[16:]) == g.size && le.Uint64(body[24:]) == g.off {
+			e.placed, e.placedHdrLen, e.placedReg = int(dataLen), hdrLen, r
+			e.stats.placed.Add(1)
+			return true, false, false, true
+		}
+	}
+	b := e.rxBufs[0]
+	n := copy(b, e.placedHdr[:min(got, hdrLen)])
+	if got > hdrLen {
+		n += copy(b[n:], slot[:min(uint64(got-hdrLen), dataLen)])
+	}
+	if got > n {
+		copy(b[n:], spill[:got-n])
+	}
+	e.rxSizes[0] = got
+	e.stats.misguessed.Add(1)
+	r.Release()
+	e.guess = g // not the fragment, which is still to come
+	return false, false, true, true
+}
+
 // recvPlaced receives the next datagram straight into its destination if
 // it is a large fragment that will be executed: a put fragment or the data
 // of a get of ours, from this peer's stream, not seen before, within
 // bounds. Then handle finishes it with placedHdr[:placedHdrLen] (e.placed
-// is set). none: nothing waits.
-func (e *endpoint) recvPlaced() (placed, none bool) {
+// is set). none: nothing waits. copied: the datagram taken is in
+// rxBufs[0] (recvGuessed).
+func (e *endpoint) recvPlaced() (placed, none, copied bool) {
+	if e.guess.valid {
+		if placed, none, copied, tried := e.recvGuessed(); tried {
+			return placed, none, copied
+		}
+	}
 	n, size, err := e.conn.peek(e.peekHdr[:])
 	if err != nil || n == 0 {
-		return false, err == nil
+		return false, err == nil, false
 	}
 	h, ok := parseHeader(e.peekHdr[:n])
 	hdrLen := headerSize + putHeader
@@ -837,7 +942,7 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 	if !ok || n < len(e.peekHdr) || size-hdrLen < placeMin || (h.typ != tPut && h.typ != tGetData) ||
 		!e.connected.Load() || h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
 		e.rxBulk = false
-		return false, false
+		return false, false, false
 	}
 	body := e.peekHdr[headerSize:]
 	dataLen := uint64(size - hdrLen)
@@ -856,29 +961,29 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 	}
 	e.mu.Unlock()
 	if !fresh {
-		return false, false // a duplicate: the copying path drops it
+		return false, false, false // a duplicate: the copying path drops it
 	}
 	if h.typ == tPut {
 		dst, total, off := core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
 		if off > total || dataLen > total-off {
-			return false, false
+			return false, false, false
 		}
 		var st core.Status
 		ptr, r, st = e.host.Acquire(dst, total)
 		if st != core.StatusOK {
-			return false, false // the copying path reports it
+			return false, false, false // the copying path reports it
 		}
 		if r.Faulted() {
 			r.Release()
-			return false, false // the copying path reports it
+			return false, false, false // the copying path reports it
 		}
 		ptr = unsafe.Add(ptr, off)
 	} else if ptr == nil {
-		return false, false // not for a get of ours: the copying path drops it
+		return false, false, false // not for a get of ours: the copying path drops it
 	}
 	// This thread is the socket's only reader (rxMu): the datagram taken
 	// is the one peeked.
-	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen))
+	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen), nil)
 	if err != nil || got != size || string(e.placedHdr[:hdrLen]) != string(e.peekHdr[:hdrLen]) {
 		if errors.Is(err, unix.EFAULT) {
 			// The destination cannot be written (read-only, or protected
@@ -899,11 +1004,11 @@ func (e *endpoint) recvPlaced() (placed, none bool) {
 		if r != nil {
 			r.Release()
 		}
-		return false, false
+		return false, false, false
 	}
 	e.placed, e.placedHdrLen, e.placedReg = int(dataLen), hdrLen, r
 	e.stats.placed.Add(1)
-	return true, false
+	return true, false, false
 }
 
 // progressLoop serves the job while the application computes: it polls

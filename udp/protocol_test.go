@@ -410,3 +410,129 @@ func TestServedMemoryGoneBeforeRetransmission(t *testing.T) {
 	assert.Equal(t, core.StatusBadSegment, core.StatusOf(w.err))
 	assert.Equal(t, make([]byte, len(dst)), dst, "data arrived from memory that was gone")
 }
+
+// While a put streams in, the next datagram is received on the guess that
+// it is the put's next fragment, straight into its place. A datagram that
+// is something else (another put's fragment of the same length, a pure
+// acknowledgement) is copied out again and executed where it belongs, and
+// the fragment that does belong there still lands whole, the put's short
+// last fragment in place as well.
+func TestWrongGuessIsCopiedOutAndTheFragmentStillLands(t *testing.T) {
+	eps, hosts := pair(t)
+	e := eps[1]
+	const frag = 2 * placeMin
+	const total = 2*frag + 100 // two full fragments and a short last one
+	const dstA, dstB = 4096, 300000
+	data := func(seed, n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*7 + seed)
+		}
+		return b
+	}
+	srcA, srcB := data(1, total), data(5, frag)
+	rxNext := func() uint64 {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if p := e.peers[0]; p != nil {
+			return p.rxNext
+		}
+		return 1
+	}
+	seq := rxNext()
+	putFrag := func(id uint64, dst, size, off int, payload []byte) []byte {
+		b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
+		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
+		putAckState(b, 1, 0, seq+1)
+		le.PutUint64(b[headerSize:], id)
+		le.PutUint64(b[headerSize+8:], uint64(dst))
+		le.PutUint64(b[headerSize+16:], uint64(size))
+		le.PutUint64(b[headerSize+24:], uint64(off))
+		seq++
+		return append(b, payload...)
+	}
+	// deliver sends a datagram and waits until the receiver executed it.
+	deliver := func(b []byte, executed func() bool) {
+		rawSend(t, e, b)
+		require.Eventually(t, executed, 5*time.Second, 100*time.Microsecond)
+	}
+	upTo := func(s uint64) func() bool { return func() bool { return rxNext() >= s } }
+
+	deliver(putFrag(1, dstA, total, 0, srcA[:frag]), upTo(seq))
+	e.rxMu.Lock()
+	guessed := e.guess
+	e.rxMu.Unlock()
+	require.True(t, guessed.valid, "no guess after a put's first fragment")
+	assert.Equal(t, uint64(frag), guessed.off)
+
+	// Another put's fragment, as long as the guessed one, takes its place
+	// first.
+	deliver(putFrag(2, dstB, frag, 0, srcB), upTo(seq))
+	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "the other put's data")
+	assert.Equal(t, int64(1), e.stats.misguessed.Load())
+
+	// The put goes on under the next sequence numbers; a pure
+	// acknowledgement comes in between.
+	deliver(putFrag(1, dstA, total, frag, srcA[frag:2*frag]), upTo(seq))
+	ack := make([]byte, headerSize)
+	putFixedHeader(ack, 0x1234, 0, tAck, 0, 0)
+	putAckState(ack, 1, 0, seq)
+	received0 := e.stats.received.Load()
+	deliver(ack, func() bool { return e.stats.received.Load() > received0 })
+	assert.Equal(t, int64(2), e.stats.misguessed.Load())
+	placed0 := e.stats.placed.Load()
+	deliver(putFrag(1, dstA, total, 2*frag, srcA[2*frag:]), upTo(seq))
+	assert.Equal(t, placed0+1, e.stats.placed.Load(), "the short last fragment was not placed on the guess")
+	assert.Equal(t, srcA, received(e, hosts[1], dstA, total), "the put's data")
+	e.rxMu.Lock()
+	assert.False(t, e.guess.valid, "a guess beyond the put's end")
+	e.rxMu.Unlock()
+}
+
+// A guess is not tried while a datagram sent after the one guessed has
+// arrived: that may be the fragment that belongs in the guessed place.
+// Here a put's second fragment comes first, under a later sequence number
+// than the one its first fragment's guess names (another put's datagram
+// went out in between), and that other datagram would have overwritten it.
+func TestNoGuessPastAnArrivalOutOfOrder(t *testing.T) {
+	eps, hosts := pair(t)
+	e := eps[1]
+	const frag = 2 * placeMin
+	const total = 3 * frag
+	const dstA, dstB = 4096, 300000
+	srcA, srcB := make([]byte, total), make([]byte, frag)
+	for i := range srcA {
+		srcA[i] = byte(i*3 + 2)
+	}
+	for i := range srcB {
+		srcB[i] = byte(i*5 + 1)
+	}
+	e.mu.Lock()
+	s := uint64(1)
+	if p := e.peers[0]; p != nil {
+		s = p.rxNext
+	}
+	e.mu.Unlock()
+	putFrag := func(seq, id uint64, dst, size, off int, payload []byte) []byte {
+		b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
+		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
+		putAckState(b, 1, 0, seq+1)
+		le.PutUint64(b[headerSize:], id)
+		le.PutUint64(b[headerSize+8:], uint64(dst))
+		le.PutUint64(b[headerSize+16:], uint64(size))
+		le.PutUint64(b[headerSize+24:], uint64(off))
+		return append(b, payload...)
+	}
+	send := func(b []byte) {
+		n := e.stats.received.Load()
+		rawSend(t, e, b)
+		require.Eventually(t, func() bool { return e.stats.received.Load() > n }, 5*time.Second, 100*time.Microsecond)
+	}
+	send(putFrag(s+2, 1, dstA, total, frag, srcA[frag:2*frag])) // A's second fragment, early
+	send(putFrag(s, 1, dstA, total, 0, srcA[:frag]))            // A's first: guesses s+1 at frag
+	send(putFrag(s+1, 2, dstB, frag, 0, srcB))                  // B's only fragment
+	send(putFrag(s+3, 1, dstA, total, 2*frag, srcA[2*frag:]))
+	assert.Equal(t, srcA, received(e, hosts[1], dstA, total), "put A's data")
+	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "put B's data")
+	assert.Zero(t, e.stats.misguessed.Load(), "a guess was tried with a later datagram already in")
+}

@@ -92,6 +92,18 @@ const (
 	appNap = 50 * time.Microsecond
 )
 
+// putGuess is the next fragment of a put being received, as the last
+// one predicts it: from peer src under sequence number seq, for the
+// put's destination dst of size bytes, at offset off, frag bytes long
+// (less at the end).
+type putGuess struct {
+	valid           bool
+	src             uint32
+	seq             uint64
+	dst             core.GA
+	size, off, frag uint64
+}
+
 type endpoint struct {
 	host     core.Host
 	me       int
@@ -146,10 +158,12 @@ type endpoint struct {
 	placedHdrLen int          // and the length of its header in placedHdr
 	placedReg    *core.Region // a put's destination's pin while they are
 	rxPartial    bool         // the last put fragment received was not its put's last
+	guess        putGuess     // where the next datagram probably belongs (recvGuessed)
 
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
 		placed                          atomic.Int64 // fragments received straight into their destination
+		misguessed                      atomic.Int64 // datagrams recvGuessed took for a fragment they were not
 	}
 
 	closed atomic.Bool
@@ -342,8 +356,8 @@ func (e *endpoint) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received (%d of them straight into their destination), %d dropped (duplicates, foreign, beyond the window)",
-		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.placed.Load(), e.stats.dropped.Load())
+	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received (%d of them straight into their destination; %d taken for a put's next fragment and copied out again), %d dropped (duplicates, foreign, beyond the window)",
+		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.placed.Load(), e.stats.misguessed.Load(), e.stats.dropped.Load())
 	e.wake()
 	<-e.done
 	e.close()
