@@ -28,17 +28,29 @@ type peer struct {
 	unackedBytes int       // and their bytes
 	ackBuf       [headerSize]byte
 	lastErr      uint64 // opID of the last put rejected, to report it once
+	dupsSeen     int    // duplicates from it since our last acknowledgement to it
 
 	// Send side.
-	nextSeq       uint64    // next sequence number to assign
-	queue         []*dgram  // assigned a sequence number, not sent yet
-	inflight      []*dgram  // sent, contiguous by sequence number, front unacknowledged
-	inflightBytes int       // bytes of unacknowledged datagrams in flight
-	cwnd          int       // bytes allowed in flight
-	maxWindow     int       // upper bound of cwnd
-	streams       []*stream // large transfers producing fragments as the window allows
-	waitMark      []*op     // acknowledged puts waiting for our receive side to catch up
-	isActive      bool
+	nextSeq       uint64   // next sequence number to assign
+	queue         []*dgram // assigned a sequence number, not sent yet
+	inflight      []*dgram // sent, contiguous by sequence number, front unacknowledged
+	inflightBytes int      // bytes of unacknowledged datagrams in flight
+	cwnd          int      // bytes allowed in flight
+	maxWindow     int      // upper bound of cwnd
+	// A timeout halves cwnd, but on one machine the usual cause is a
+	// receiver that was off its CPU, not a loss: the datagram arrives twice.
+	// The receiver counts the duplicates (header field dups), and when it
+	// has seen every retransmission since the cut twice, cwnd goes back to
+	// cwndUndo (as TCP undoes a cut on duplicate SACKs, RFC 2883/3708).
+	// Without that, each needless retransmission halved the window for
+	// hundreds of datagrams: a 1 MiB put pingpong ran with 2 datagrams in
+	// flight after the start's timeouts.
+	cwndUndo    int       // cwnd before the cuts being checked, 0: none
+	undoRetrans int       // retransmissions since then not yet reported as duplicates
+	undoUntil   time.Time // when the check gives up: the cut stands
+	streams     []*stream // large transfers producing fragments as the window allows
+	waitMark    []*op     // acknowledged puts waiting for our receive side to catch up
+	isActive    bool
 
 	srtt, rttvar time.Duration
 	rto          time.Duration

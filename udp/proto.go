@@ -230,6 +230,8 @@ func (e *endpoint) transmit(p *peer, d *dgram, now time.Time) {
 // stamp writes our current acknowledgement state for p into a datagram.
 func (e *endpoint) stamp(p *peer, b []byte) {
 	putAckState(b, p.rxNext, p.sack(), p.nextSeq)
+	b[offDups] = uint8(min(p.dupsSeen, 255))
+	p.dupsSeen = 0
 	p.ackDue, p.ackNow, p.unacked, p.unackedBytes = false, false, 0, 0
 }
 
@@ -430,6 +432,9 @@ func (e *endpoint) handle(b []byte, now time.Time) {
 	if !p.accept(h.seq) {
 		// A duplicate (our acknowledgement was lost), or beyond the window:
 		// the sender is retransmitting, tell it where we are now.
+		if h.seq < p.rxNext || h.seq-p.rxNext < rxWindow { // not beyond the window
+			p.dupsSeen++
+		}
 		e.owe(p, now, true)
 		e.stats.dropped.Add(1)
 		return
@@ -571,6 +576,17 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 
 // processAck applies the acknowledgement state a peer sent us.
 func (e *endpoint) processAck(p *peer, h header, now time.Time) {
+	if p.cwndUndo > 0 {
+		if h.dups > 0 {
+			p.undoRetrans -= int(h.dups)
+		}
+		if p.undoRetrans <= 0 {
+			p.cwnd = max(p.cwnd, p.cwndUndo)
+			p.cwndUndo = 0
+		} else if now.After(p.undoUntil) {
+			p.cwndUndo = 0
+		}
+	}
 	if len(p.inflight) == 0 {
 		return
 	}
@@ -665,6 +681,13 @@ func (e *endpoint) retransmit(p *peer, d *dgram, now time.Time) {
 	e.stats.resent.Add(1)
 	d.rto = min(d.rto*2, maxRTO)
 	d.sentAt = now
+	if p.cwndUndo > 0 {
+		// Its duplicate, if it is one, is reported within a round trip;
+		// the longest timeout leaves room for a receiver that was off its
+		// CPU for a while.
+		p.undoRetrans++
+		p.undoUntil = now.Add(maxRTO)
+	}
 	if d.served {
 		if st := e.lend(d); st != core.StatusOK {
 			// The memory was unregistered since: the fragment, under its
@@ -706,6 +729,9 @@ func (e *endpoint) checkTimers(now time.Time) {
 			}
 			due := p.dueAt(d)
 			if !due.After(now) && !now.Before(p.quietUntil) {
+				if p.cwndUndo == 0 {
+					p.cwndUndo, p.undoRetrans = p.cwnd, 0
+				}
 				e.retransmit(p, d, now)
 				lost = true
 				p.quietUntil = now.Add(d.rto)
@@ -719,7 +745,8 @@ func (e *endpoint) checkTimers(now time.Time) {
 			}
 		}
 		if lost {
-			// Multiplicative decrease on a timeout.
+			// Multiplicative decrease on a timeout (undone when the
+			// retransmission proves needless: cwndUndo).
 			p.cwnd = max(p.cwnd/2, 2*p.mtu)
 		}
 	}

@@ -536,3 +536,62 @@ func TestNoGuessPastAnArrivalOutOfOrder(t *testing.T) {
 	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "put B's data")
 	assert.Zero(t, e.stats.misguessed.Load(), "a guess was tried with a later datagram already in")
 }
+
+// A timeout that was needless (the receiver was only slow to read: the
+// datagram arrives twice) halves the congestion window only until the
+// receiver reports the duplicate; a real loss keeps it halved.
+func TestNeedlessRetransmissionRestoresTheWindow(t *testing.T) {
+	eps, hosts := pair(t)
+	window := func() (cwnd, max int) {
+		eps[0].mu.Lock()
+		defer eps[0].mu.Unlock()
+		p := eps[0].peers[1]
+		return p.cwnd, p.maxWindow
+	}
+	src := make([]byte, 4*placeMin)
+	for i := range src {
+		src[i] = byte(i + 3)
+	}
+	// Contact first: the window exists from then on.
+	w := newWait()
+	eps[0].Put(1, 0, unsafe.Pointer(&src[0]), 8, w)
+	w.wait(t)
+	_, full := window()
+
+	// The receiver stops reading until the sender has retransmitted.
+	eps[1].rxMu.Lock()
+	resent := eps[0].stats.resent.Load()
+	w = newWait()
+	eps[0].Put(1, 4096, unsafe.Pointer(&src[0]), uint64(len(src)), w)
+	require.Eventually(t, func() bool { return eps[0].stats.resent.Load() > resent }, 5*time.Second, 50*time.Microsecond)
+	cut, _ := window()
+	assert.Less(t, cut, full, "the timeout did not cut the window")
+	eps[1].rxMu.Unlock()
+	w.wait(t)
+	require.NoError(t, w.err)
+	assert.Equal(t, src, received(eps[1], hosts[1], 4096, len(src)))
+	assert.Eventually(t, func() bool { c, _ := window(); return c == full }, 5*time.Second, time.Millisecond,
+		"the window stayed cut after the duplicate was reported")
+
+	// A real loss: the receiver never sees the first transmission.
+	lossy, err := newFaultyConn(eps[0].sock, "loss=0.999999,seed=5")
+	require.NoError(t, err)
+	setConn := func(c packetConn) {
+		eps[0].rxMu.Lock()
+		eps[0].mu.Lock()
+		eps[0].conn = c
+		eps[0].mu.Unlock()
+		eps[0].rxMu.Unlock()
+	}
+	setConn(lossy)
+	w = newWait()
+	resent = eps[0].stats.resent.Load()
+	eps[0].Put(1, 4096, unsafe.Pointer(&src[0]), 8, w)
+	require.Eventually(t, func() bool { return eps[0].stats.resent.Load() > resent }, 5*time.Second, 50*time.Microsecond)
+	setConn(eps[0].sock)
+	w.wait(t)
+	require.NoError(t, w.err)
+	time.Sleep(20 * time.Millisecond) // any report has come by now
+	c, _ := window()
+	assert.Less(t, c, full, "the window was restored after a real loss")
+}

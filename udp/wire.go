@@ -11,7 +11,10 @@ import "encoding/binary"
 //	 8  u32 src      sender's physical index
 //	12  u8  type
 //	13  u8  status   for replies (core.Status)
-//	14  u16 -
+//	14  u8  dups     duplicates received from the receiver since our last
+//	                 acknowledgement to it (saturating): its retransmissions
+//	                 that were needless (see peer.cwndUndo)
+//	15  u8  -
 //	16  u64 seq      reliable sequence number, from 1; 0 for pure ACKs
 //	24  u64 ackNext  every seq < ackNext from the receiver has arrived
 //	32  u64 ackBits  bit i: seq ackNext+1+i has arrived too (selective ACK)
@@ -22,6 +25,7 @@ const (
 	offSrc     = 8
 	offType    = 12
 	offStatus  = 13
+	offDups    = 14
 	offSeq     = 16
 	offAckNext = 24
 	offAckBits = 32
@@ -58,6 +62,7 @@ type header struct {
 	src     uint32
 	typ     uint8
 	status  uint8
+	dups    uint8
 	seq     uint64
 	ackNext uint64
 	ackBits uint64
@@ -72,6 +77,7 @@ func parseHeader(b []byte) (h header, ok bool) {
 	h.src = le.Uint32(b[offSrc:])
 	h.typ = b[offType]
 	h.status = b[offStatus]
+	h.dups = b[offDups]
 	h.seq = le.Uint64(b[offSeq:])
 	h.ackNext = le.Uint64(b[offAckNext:])
 	h.ackBits = le.Uint64(b[offAckBits:])
