@@ -31,10 +31,15 @@ type packetConn interface {
 	// taking it, and returns how much it copied and the datagram's length
 	// (0, 0 when none waits).
 	peek(b []byte) (n, size int, err error)
-	// recvInto takes the next datagram, its first len(hdr) bytes into hdr,
-	// the next len(data) into data and the rest, if any, into spill (which
-	// may be nil), and returns its length (0, nil when none waits).
-	recvInto(hdr, data, spill []byte) (int, error)
+	// recvInto takes the next datagram, its first len(hdr) bytes into hdr
+	// and the rest into data, and returns its length (0, nil when none
+	// waits).
+	recvInto(hdr, data []byte) (int, error)
+	// recvScattered takes up to len(hdrs) waiting datagrams without
+	// blocking, datagram i's first len(hdrs[i]) bytes into hdrs[i], the
+	// next len(datas[i]) into datas[i] and the rest into spills[i] (none
+	// may be empty), and returns how many it took and their lengths.
+	recvScattered(hdrs, datas, spills [][]byte, sizes []int) (int, error)
 	fd() int
 	close() error
 }
@@ -47,6 +52,7 @@ type socket struct {
 	sendIov []unix.Iovec
 	recvHdr []unix.Mmsghdr
 	recvIov []unix.Iovec
+	scatter []unix.Iovec // recvScattered's, three per datagram
 	// burst: the last receive took a datagram, so more may be waiting and
 	// the next one asks for a batch. Otherwise it asks for one datagram,
 	// which costs the kernel a third less (one buffer, no message headers
@@ -88,6 +94,7 @@ func openSocket(ip net.IP, batch int) (*socket, int, error) {
 		sendIov: make([]unix.Iovec, 2*batch),
 		recvHdr: make([]unix.Mmsghdr, batch),
 		recvIov: make([]unix.Iovec, batch),
+		scatter: make([]unix.Iovec, 3*batch),
 	}
 	return s, bound.(*unix.SockaddrInet4).Port, nil
 }
@@ -210,16 +217,11 @@ func (s *socket) peek(b []byte) (int, int, error) {
 	}
 }
 
-func (s *socket) recvInto(hdr, data, spill []byte) (int, error) {
-	iov := [3]unix.Iovec{{Base: &hdr[0]}, {Base: &data[0]}}
+func (s *socket) recvInto(hdr, data []byte) (int, error) {
+	iov := [2]unix.Iovec{{Base: &hdr[0]}, {Base: &data[0]}}
 	iov[0].SetLen(len(hdr))
 	iov[1].SetLen(len(data))
 	msg := unix.Msghdr{Iov: &iov[0], Iovlen: 2}
-	if len(spill) > 0 {
-		iov[2].Base = &spill[0]
-		iov[2].SetLen(len(spill))
-		msg.Iovlen = 3
-	}
 	for {
 		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
 		switch {
@@ -231,6 +233,33 @@ func (s *socket) recvInto(hdr, data, spill []byte) (int, error) {
 			return 0, errno
 		}
 		return int(n), nil
+	}
+}
+
+func (s *socket) recvScattered(hdrs, datas, spills [][]byte, sizes []int) (int, error) {
+	n := min(len(hdrs), len(s.recvHdr))
+	for i := 0; i < n; i++ {
+		iov := s.scatter[3*i : 3*i+3]
+		iov[0].Base, iov[1].Base, iov[2].Base = &hdrs[i][0], &datas[i][0], &spills[i][0]
+		iov[0].SetLen(len(hdrs[i]))
+		iov[1].SetLen(len(datas[i]))
+		iov[2].SetLen(len(spills[i]))
+		s.recvHdr[i].Hdr = unix.Msghdr{Iov: &iov[0], Iovlen: 3}
+	}
+	for {
+		got, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.recvHdr[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
+			return 0, nil
+		case errno != 0:
+			return 0, errno
+		}
+		for i := 0; i < int(got); i++ {
+			sizes[i] = int(s.recvHdr[i].Len)
+		}
+		return int(got), nil
 	}
 }
 

@@ -790,12 +790,12 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 	if reading {
 		var n int
 		var err error
-		placed, none, copied := false, false, false
+		placed, none, batch := false, false, 0
 		if e.rxBulk {
-			placed, none, copied = e.recvPlaced()
+			placed, none, batch = e.recvPlaced()
 		}
-		if copied {
-			n = 1
+		if batch > 0 {
+			n = batch
 		} else if !placed && !none {
 			n, err = e.conn.recv(e.rxBufs, e.rxSizes)
 		}
@@ -805,13 +805,19 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 			if placed {
 				e.handle(e.placedHdr[:e.placedHdrLen], now)
 				e.placed = -1
-				if e.placedReg != nil {
-					e.placedReg.Release()
-					e.placedReg = nil
-				}
 			}
 			for i := 0; i < n; i++ {
+				if batch > 0 && e.rxPlacedLen[i] >= 0 {
+					e.placed = e.rxPlacedLen[i]
+					e.handle(e.guessHdr[i][:], now)
+					e.placed = -1
+					continue
+				}
 				e.handle(e.rxBufs[i][:e.rxSizes[i]], now)
+			}
+			if e.placedReg != nil {
+				e.placedReg.Release()
+				e.placedReg = nil
 			}
 			// The reading before the batch still serves its answers and
 			// timers, unless copying it out took a while.
@@ -862,26 +868,30 @@ func (e *endpoint) guessNext(p *peer, seq uint64, dst core.GA, size, off, n uint
 	e.guess = putGuess{valid: true, src: uint32(p.idx), seq: seq + 1, dst: dst, size: size, off: off + n, frag: n}
 }
 
-// recvGuessed takes the next datagram on the guess (e.guess) that it is
-// the next fragment of the put just received: its header into placedHdr,
-// its data straight to where that fragment belongs, anything longer into
-// a spare buffer. That is one system call where recvPlaced's check makes
-// two (a peek, then the receive), and it also places a put's short last
-// fragment, which ends bulk mode there.
+// recvGuessed takes the datagrams waiting, up to a batch, on the guess
+// (e.guess) that they are the next fragments of the put just received,
+// in order: each one's header into guessHdr, its data straight to where
+// that fragment belongs, anything longer into the tail of a receive
+// buffer. That is one system call for the batch where recvPlaced's check
+// makes two per datagram (a peek, then the receive), and it places a
+// put's short last fragment too, which ends bulk mode there.
 //
-// A datagram that turns out to be something else is put back together
-// in rxBufs[0] for the copying path (copied). The bytes it left at the
-// guessed place are overwritten later by the fragment that belongs
-// there: the guess is tried only while every datagram the peer sent
-// before that fragment has arrived and none sent after it, so the
-// fragment (sent after the one that made the guess) has not arrived and
-// will, unless the put fails, whose destination is then undefined anyway.
-// The guessed place is inside the put's destination, checked as
-// recvPlaced checks it.
+// A datagram that turns out to be something else (another peer's, an
+// acknowledgement, a retransmission) is put back together in its receive
+// buffer for the copying path. The bytes it left at its guessed place are
+// overwritten later by the fragment that belongs there: the guess is
+// tried only while every datagram the peer sent before the guessed ones
+// has arrived and none sent after, so each guessed place's fragment (sent
+// after the one that made the guess) has not been executed yet, and will
+// be, unless the put fails, whose destination is then undefined anyway;
+// if it is in this very batch, in another place, the copying path that
+// executes it runs after the kernel wrote the batch. The guessed places
+// are inside the put's destination, checked as recvPlaced checks it.
 //
-// tried is false when the guess could not be tried; then nothing was
-// received.
-func (e *endpoint) recvGuessed() (placed, none, copied, tried bool) {
+// It returns how many datagrams it took (rxPlacedLen[i] says, for each,
+// how many bytes are in place, or -1 when it is in rxBufs[i]); tried is
+// false when the guess could not be tried, and then nothing was received.
+func (e *endpoint) recvGuessed() (n int, tried bool) {
 	g := e.guess
 	e.guess.valid = false // one try per guess: handle makes the next
 	e.mu.Lock()
@@ -891,75 +901,85 @@ func (e *endpoint) recvGuessed() (placed, none, copied, tried bool) {
 	}
 	ok := p != nil && p.rxNext == g.seq && p.inOrder()
 	e.mu.Unlock()
-	if !ok {
-		return false, false, false, false
+	if !ok || g.frag == 0 {
+		return 0, false
 	}
 	ptr, r, st := e.host.Acquire(g.dst, g.size)
 	if st != core.StatusOK {
-		return false, false, false, false
+		return 0, false
 	}
 	if r.Faulted() {
 		r.Release()
-		return false, false, false, false
+		return 0, false
 	}
 	const hdrLen = headerSize + putHeader
-	dataLen := min(g.frag, g.size-g.off)
-	slot := bytesAt(unsafe.Add(ptr, g.off), dataLen)
-	spill := e.rxBufs[1]
-	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], slot, spill)
+	k := min(int((g.size-g.off+g.frag-1)/g.frag), len(e.guessHdr), len(e.rxBufs))
+	for i := 0; i < k; i++ {
+		off := g.off + uint64(i)*g.frag
+		dataLen := min(g.frag, g.size-off)
+		e.guessHdrs[i] = e.guessHdr[i][:]
+		e.guessData[i] = bytesAt(unsafe.Add(ptr, off), dataLen)
+		// The rest of a longer datagram lands where it belongs when the
+		// datagram is put back together in this buffer.
+		e.guessSpill[i] = e.rxBufs[i][min(hdrLen+int(dataLen), len(e.rxBufs[i])-1):]
+	}
+	got, err := e.conn.recvScattered(e.guessHdrs[:k], e.guessData[:k], e.guessSpill[:k], e.rxSizes)
 	if err != nil {
 		if errors.Is(err, unix.EFAULT) {
 			// The kernel dropped the datagram (see recvPlaced).
 			r.MarkFaulted()
 		}
 		r.Release()
-		return false, false, false, false
+		return 0, false
 	}
-	if got == 0 {
-		r.Release()
-		e.guess = g // nothing waits: the guess stands
-		return false, true, false, true
-	}
-	if got == hdrLen+int(dataLen) && e.connected.Load() {
-		h, _ := parseHeader(e.placedHdr[:hdrLen])
-		body := e.placedHdr[headerSize:hdrLen]
-		if h.typ == tPut && h.key == e.key && h.src == g.src && h.seq == g.seq &&
-			core.GA(le.Uint64(body[8:])) == g.dst && le.Uint64(body[16:]) == g.size && le.Uint64(body[24:]) == g.off {
-			e.placed, e.placedHdrLen, e.placedReg = int(dataLen), hdrLen, r
-			e.stats.placed.Add(1)
-			return true, false, false, true
+	placedAny := false
+	connected := e.connected.Load()
+	for i := 0; i < got; i++ {
+		size, hdr, data := e.rxSizes[i], e.guessHdr[i][:], e.guessData[i]
+		if size == hdrLen+len(data) && connected {
+			h, _ := parseHeader(hdr)
+			body := hdr[headerSize:]
+			if h.typ == tPut && h.key == e.key && h.src == g.src && h.seq == g.seq+uint64(i) &&
+				core.GA(le.Uint64(body[8:])) == g.dst && le.Uint64(body[16:]) == g.size &&
+				le.Uint64(body[24:]) == g.off+uint64(i)*g.frag {
+				e.rxPlacedLen[i] = len(data)
+				placedAny = true
+				e.stats.placed.Add(1)
+				continue
+			}
 		}
+		b := e.rxBufs[i]
+		copy(b, hdr[:min(size, hdrLen)])
+		if size > hdrLen {
+			copy(b[hdrLen:], data[:min(size-hdrLen, len(data))])
+		}
+		e.rxPlacedLen[i] = -1
+		e.stats.misguessed.Add(1)
 	}
-	b := e.rxBufs[0]
-	n := copy(b, e.placedHdr[:min(got, hdrLen)])
-	if got > hdrLen {
-		n += copy(b[n:], slot[:min(uint64(got-hdrLen), dataLen)])
+	if placedAny {
+		e.placedReg = r // released once the batch is handled
+	} else {
+		r.Release()
+		e.guess = g // no fragment came: the guess stands
 	}
-	if got > n {
-		copy(b[n:], spill[:got-n])
-	}
-	e.rxSizes[0] = got
-	e.stats.misguessed.Add(1)
-	r.Release()
-	e.guess = g // not the fragment, which is still to come
-	return false, false, true, true
+	return got, true
 }
 
 // recvPlaced receives the next datagram straight into its destination if
 // it is a large fragment that will be executed: a put fragment or the data
 // of a get of ours, from this peer's stream, not seen before, within
 // bounds. Then handle finishes it with placedHdr[:placedHdrLen] (e.placed
-// is set). none: nothing waits. copied: the datagram taken is in
-// rxBufs[0] (recvGuessed).
-func (e *endpoint) recvPlaced() (placed, none, copied bool) {
+// is set). none: nothing waits. batch: recvGuessed took that many
+// datagrams.
+func (e *endpoint) recvPlaced() (placed, none bool, batch int) {
 	if e.guess.valid {
-		if placed, none, copied, tried := e.recvGuessed(); tried {
-			return placed, none, copied
+		if n, tried := e.recvGuessed(); tried {
+			return false, n == 0, n
 		}
 	}
 	n, size, err := e.conn.peek(e.peekHdr[:])
 	if err != nil || n == 0 {
-		return false, err == nil, false
+		return false, err == nil, 0
 	}
 	h, ok := parseHeader(e.peekHdr[:n])
 	hdrLen := headerSize + putHeader
@@ -969,7 +989,7 @@ func (e *endpoint) recvPlaced() (placed, none, copied bool) {
 	if !ok || n < len(e.peekHdr) || size-hdrLen < placeMin || (h.typ != tPut && h.typ != tGetData) ||
 		!e.connected.Load() || h.key != e.key || int(h.src) >= e.n || int(h.src) == e.me {
 		e.rxBulk = false
-		return false, false, false
+		return false, false, 0
 	}
 	body := e.peekHdr[headerSize:]
 	dataLen := uint64(size - hdrLen)
@@ -988,29 +1008,29 @@ func (e *endpoint) recvPlaced() (placed, none, copied bool) {
 	}
 	e.mu.Unlock()
 	if !fresh {
-		return false, false, false // a duplicate: the copying path drops it
+		return false, false, 0 // a duplicate: the copying path drops it
 	}
 	if h.typ == tPut {
 		dst, total, off := core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
 		if off > total || dataLen > total-off {
-			return false, false, false
+			return false, false, 0
 		}
 		var st core.Status
 		ptr, r, st = e.host.Acquire(dst, total)
 		if st != core.StatusOK {
-			return false, false, false // the copying path reports it
+			return false, false, 0 // the copying path reports it
 		}
 		if r.Faulted() {
 			r.Release()
-			return false, false, false // the copying path reports it
+			return false, false, 0 // the copying path reports it
 		}
 		ptr = unsafe.Add(ptr, off)
 	} else if ptr == nil {
-		return false, false, false // not for a get of ours: the copying path drops it
+		return false, false, 0 // not for a get of ours: the copying path drops it
 	}
 	// This thread is the socket's only reader (rxMu): the datagram taken
 	// is the one peeked.
-	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen), nil)
+	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen))
 	if err != nil || got != size || string(e.placedHdr[:hdrLen]) != string(e.peekHdr[:hdrLen]) {
 		if errors.Is(err, unix.EFAULT) {
 			// The destination cannot be written (read-only, or protected
@@ -1031,11 +1051,11 @@ func (e *endpoint) recvPlaced() (placed, none, copied bool) {
 		if r != nil {
 			r.Release()
 		}
-		return false, false, false
+		return false, false, 0
 	}
 	e.placed, e.placedHdrLen, e.placedReg = int(dataLen), hdrLen, r
 	e.stats.placed.Add(1)
-	return true, false, false
+	return true, false, 0
 }
 
 // progressLoop serves the job while the application computes: it polls

@@ -595,3 +595,69 @@ func TestNeedlessRetransmissionRestoresTheWindow(t *testing.T) {
 	c, _ := window()
 	assert.Less(t, c, full, "the window was restored after a real loss")
 }
+
+// Datagrams waiting together are taken in one batch on the guess, each in
+// the place of the fragment it would be: those that are something else,
+// before and after one that fits, are copied out and executed where they
+// belong, and what they left at the guessed places is overwritten by the
+// fragments that belong there.
+func TestGuessedBatchWithStrangers(t *testing.T) {
+	eps, hosts := pair(t)
+	e := eps[1]
+	const frag = 2 * placeMin
+	const total = 5*frag + 100
+	const dstA, dstB = 4096, 400000
+	srcA, srcB := make([]byte, total), make([]byte, frag)
+	for i := range srcA {
+		srcA[i] = byte(i*7 + 1)
+	}
+	for i := range srcB {
+		srcB[i] = byte(i*3 + 5)
+	}
+	e.mu.Lock()
+	s := uint64(1)
+	if p := e.peers[0]; p != nil {
+		s = p.rxNext
+	}
+	e.mu.Unlock()
+	putFrag := func(seq, id uint64, dst, size, off int, payload []byte) []byte {
+		b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
+		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
+		putAckState(b, 1, 0, seq+1)
+		le.PutUint64(b[headerSize:], id)
+		le.PutUint64(b[headerSize+8:], uint64(dst))
+		le.PutUint64(b[headerSize+16:], uint64(size))
+		le.PutUint64(b[headerSize+24:], uint64(off))
+		return append(b, payload...)
+	}
+	fragA := func(seq uint64, i int) []byte {
+		return putFrag(seq, 1, dstA, total, i*frag, srcA[i*frag:min((i+1)*frag, total)])
+	}
+	handled := func(n int64) {
+		require.Eventually(t, func() bool { return e.stats.received.Load() >= n }, 5*time.Second, 100*time.Microsecond)
+	}
+	received0 := e.stats.received.Load()
+	rawSend(t, e, fragA(s, 0))
+	handled(received0 + 1)
+
+	ack := make([]byte, headerSize)
+	putFixedHeader(ack, 0x1234, 0, tAck, 0, 0)
+	putAckState(ack, 1, 0, s)
+	e.rxMu.Lock() // the next five wait together
+	rawSend(t, e, fragA(s+1, 1))
+	rawSend(t, e, ack)
+	rawSend(t, e, putFrag(s+2, 2, dstB, frag, 0, srcB))
+	rawSend(t, e, fragA(s+3, 2))
+	rawSend(t, e, fragA(s+4, 3))
+	e.rxMu.Unlock()
+	handled(received0 + 6)
+	assert.Equal(t, int64(1), e.stats.placed.Load(), "the fragment that fits was not placed")
+	assert.Equal(t, int64(4), e.stats.misguessed.Load(), "not one batch")
+
+	rawSend(t, e, fragA(s+5, 4))
+	rawSend(t, e, fragA(s+6, 5))
+	handled(received0 + 8)
+	assert.Equal(t, int64(3), e.stats.placed.Load(), "the last fragments were not placed on the guess")
+	assert.Equal(t, srcA, received(e, hosts[1], dstA, total), "put A's data")
+	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "put B's data")
+}

@@ -158,7 +158,14 @@ type endpoint struct {
 	placedHdrLen int          // and the length of its header in placedHdr
 	placedReg    *core.Region // a put's destination's pin while they are
 	rxPartial    bool         // the last put fragment received was not its put's last
-	guess        putGuess     // where the next datagram probably belongs (recvGuessed)
+	guess        putGuess     // where the next datagrams probably belong (recvGuessed)
+	// recvGuessed's batch: datagram i's header, data and the rest, and how
+	// much of it is in place (-1: none, it is in rxBufs[i]).
+	guessHdr    [recvBatch][headerSize + putHeader]byte
+	guessHdrs   [recvBatch][]byte
+	guessData   [recvBatch][]byte
+	guessSpill  [recvBatch][]byte
+	rxPlacedLen [recvBatch]int
 
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
