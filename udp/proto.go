@@ -532,6 +532,9 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		if o == nil || o.kind != opGet || o.peer != p || off > o.size || n > o.size-off {
 			return
 		}
+		if e.placed >= 0 || n >= placeMin {
+			e.guessNextGet(p, h.seq, o, off, n)
+		}
 		if e.placed < 0 && !core.GuardedCopy(bytesAt(unsafe.Add(o.dst, off), n), data) {
 			// Our own destination faulted (read-only, or protected since
 			// its registration): the get fails; later fragments find no op.
@@ -809,7 +812,7 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 			for i := 0; i < n; i++ {
 				if batch > 0 && e.rxPlacedLen[i] >= 0 {
 					e.placed = e.rxPlacedLen[i]
-					e.handle(e.guessHdr[i][:], now)
+					e.handle(e.guessHdr[i][:e.guessHdrLen], now)
 					e.placed = -1
 					continue
 				}
@@ -865,12 +868,21 @@ func (e *endpoint) guessNext(p *peer, seq uint64, dst core.GA, size, off, n uint
 		e.guess.valid = false
 		return
 	}
-	e.guess = putGuess{valid: true, src: uint32(p.idx), seq: seq + 1, dst: dst, size: size, off: off + n, frag: n}
+	e.guess = fragGuess{valid: true, src: uint32(p.idx), seq: seq + 1, dst: dst, size: size, off: off + n, frag: n}
+}
+
+// guessNextGet is guessNext for a fragment of the data of our get o.
+func (e *endpoint) guessNextGet(p *peer, seq uint64, o *op, off, n uint64) {
+	if off+n >= o.size || o.noPlace {
+		e.guess.valid = false
+		return
+	}
+	e.guess = fragGuess{valid: true, get: true, src: uint32(p.idx), seq: seq + 1, opID: o.id, size: o.size, off: off + n, frag: n}
 }
 
 // recvGuessed takes the datagrams waiting, up to a batch, on the guess
-// (e.guess) that they are the next fragments of the put just received,
-// in order: each one's header into guessHdr, its data straight to where
+// (e.guess) that they are the next fragments of the put just received
+// (or of the data of our get), in order: each one's header into guessHdr, its data straight to where
 // that fragment belongs, anything longer into the tail of a receive
 // buffer. That is one system call for the batch where recvPlaced's check
 // makes two per datagram (a peek, then the receive), and it places a
@@ -883,10 +895,10 @@ func (e *endpoint) guessNext(p *peer, seq uint64, dst core.GA, size, off, n uint
 // tried only while every datagram the peer sent before the guessed ones
 // has arrived and none sent after, so each guessed place's fragment (sent
 // after the one that made the guess) has not been executed yet, and will
-// be, unless the put fails, whose destination is then undefined anyway;
+// be, unless the operation fails, whose destination is then undefined anyway;
 // if it is in this very batch, in another place, the copying path that
 // executes it runs after the kernel wrote the batch. The guessed places
-// are inside the put's destination, checked as recvPlaced checks it.
+// are inside the operation's destination, checked as recvPlaced checks it.
 //
 // It returns how many datagrams it took (rxPlacedLen[i] says, for each,
 // how many bytes are in place, or -1 when it is in rxBufs[i]); tried is
@@ -899,25 +911,41 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 	if int(g.src) < len(e.peers) {
 		p = e.peers[g.src]
 	}
-	ok := p != nil && p.rxNext == g.seq && p.inOrder()
+	ok := p != nil && p.rxNext == g.seq && p.inOrder() && g.frag > 0
+	var ptr unsafe.Pointer
+	if ok && g.get {
+		// Only this thread finishes operations (it handles what arrives),
+		// so the get stays as found until the batch is handled.
+		o := e.ops[g.opID]
+		ok = o != nil && !o.done && o.kind == opGet && o.peer == p && !o.noPlace && o.size == g.size
+		if ok {
+			ptr = o.dst
+		}
+	}
 	e.mu.Unlock()
-	if !ok || g.frag == 0 {
+	if !ok {
 		return 0, false
 	}
-	ptr, r, st := e.host.Acquire(g.dst, g.size)
-	if st != core.StatusOK {
-		return 0, false
+	var r *core.Region
+	hdrLen := headerSize + getDataHeader
+	if !g.get {
+		var st core.Status
+		ptr, r, st = e.host.Acquire(g.dst, g.size)
+		if st != core.StatusOK {
+			return 0, false
+		}
+		if r.Faulted() {
+			r.Release()
+			return 0, false
+		}
+		hdrLen = headerSize + putHeader
 	}
-	if r.Faulted() {
-		r.Release()
-		return 0, false
-	}
-	const hdrLen = headerSize + putHeader
+	e.guessHdrLen = hdrLen
 	k := min(int((g.size-g.off+g.frag-1)/g.frag), len(e.guessHdr), len(e.rxBufs))
 	for i := 0; i < k; i++ {
 		off := g.off + uint64(i)*g.frag
 		dataLen := min(g.frag, g.size-off)
-		e.guessHdrs[i] = e.guessHdr[i][:]
+		e.guessHdrs[i] = e.guessHdr[i][:hdrLen]
 		e.guessData[i] = bytesAt(unsafe.Add(ptr, off), dataLen)
 		// The rest of a longer datagram lands where it belongs when the
 		// datagram is put back together in this buffer.
@@ -927,21 +955,37 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 	if err != nil {
 		if errors.Is(err, unix.EFAULT) {
 			// The kernel dropped the datagram (see recvPlaced).
-			r.MarkFaulted()
+			if r != nil {
+				r.MarkFaulted()
+			} else {
+				e.mu.Lock()
+				if o := e.ops[g.opID]; o != nil {
+					o.noPlace = true
+				}
+				e.mu.Unlock()
+			}
 		}
-		r.Release()
+		if r != nil {
+			r.Release()
+		}
 		return 0, false
 	}
 	placedAny := false
 	connected := e.connected.Load()
 	for i := 0; i < got; i++ {
-		size, hdr, data := e.rxSizes[i], e.guessHdr[i][:], e.guessData[i]
+		size, hdr, data := e.rxSizes[i], e.guessHdr[i][:hdrLen], e.guessData[i]
 		if size == hdrLen+len(data) && connected {
 			h, _ := parseHeader(hdr)
 			body := hdr[headerSize:]
-			if h.typ == tPut && h.key == e.key && h.src == g.src && h.seq == g.seq+uint64(i) &&
-				core.GA(le.Uint64(body[8:])) == g.dst && le.Uint64(body[16:]) == g.size &&
-				le.Uint64(body[24:]) == g.off+uint64(i)*g.frag {
+			off := g.off + uint64(i)*g.frag
+			fits := h.key == e.key && h.src == g.src && h.seq == g.seq+uint64(i)
+			if g.get {
+				fits = fits && h.typ == tGetData && le.Uint64(body) == g.opID && le.Uint64(body[8:]) == off
+			} else {
+				fits = fits && h.typ == tPut && core.GA(le.Uint64(body[8:])) == g.dst &&
+					le.Uint64(body[16:]) == g.size && le.Uint64(body[24:]) == off
+			}
+			if fits {
 				e.rxPlacedLen[i] = len(data)
 				placedAny = true
 				e.stats.placed.Add(1)
@@ -959,7 +1003,9 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 	if placedAny {
 		e.placedReg = r // released once the batch is handled
 	} else {
-		r.Release()
+		if r != nil {
+			r.Release()
+		}
 		e.guess = g // no fragment came: the guess stands
 	}
 	return got, true

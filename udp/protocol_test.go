@@ -661,3 +661,70 @@ func TestGuessedBatchWithStrangers(t *testing.T) {
 	assert.Equal(t, srcA, received(e, hosts[1], dstA, total), "put A's data")
 	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "put B's data")
 }
+
+// The data of a get is received on the guess too: each fragment straight
+// into the get's destination, a stranger in between copied out.
+func TestGuessedGetData(t *testing.T) {
+	eps, _ := pair(t)
+	e := eps[0]
+	// The server's own answers are lost: the test answers for it.
+	mute, err := newFaultyConn(eps[1].sock, "loss=0.999999,seed=9")
+	require.NoError(t, err)
+	eps[1].rxMu.Lock()
+	eps[1].mu.Lock()
+	eps[1].conn = mute
+	eps[1].mu.Unlock()
+	eps[1].rxMu.Unlock()
+
+	const frag = 2 * placeMin
+	const total = 3*frag + 100
+	src := make([]byte, total)
+	for i := range src {
+		src[i] = byte(i*11 + 7)
+	}
+	dst := make([]byte, total)
+	w := newWait()
+	e.Get(1, 4096, unsafe.Pointer(&dst[0]), total, w)
+	var id, s uint64
+	require.Eventually(t, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for k, o := range e.ops {
+			if o.kind == opGet {
+				id = k
+			}
+		}
+		if p := e.peers[1]; p != nil {
+			s = p.rxNext
+		}
+		return id != 0 && s != 0
+	}, 5*time.Second, 100*time.Microsecond)
+	data := func(seq uint64, i int) []byte {
+		b := make([]byte, headerSize+getDataHeader)
+		putFixedHeader(b, 0x1234, 1, tGetData, 0, seq)
+		putAckState(b, 1, 0, seq+1)
+		le.PutUint64(b[headerSize:], id)
+		le.PutUint64(b[headerSize+8:], uint64(i*frag))
+		return append(b, src[i*frag:min((i+1)*frag, total)]...)
+	}
+	handled := func(n int64) {
+		require.Eventually(t, func() bool { return e.stats.received.Load() >= n }, 5*time.Second, 100*time.Microsecond)
+	}
+	r0 := e.stats.received.Load()
+	rawSend(t, e, data(s, 0))
+	handled(r0 + 1)
+	ack := make([]byte, headerSize)
+	putFixedHeader(ack, 0x1234, 1, tAck, 0, 0)
+	putAckState(ack, 1, 0, s)
+	rawSend(t, e, ack)
+	handled(r0 + 2)
+	assert.Equal(t, int64(1), e.stats.misguessed.Load(), "the acknowledgement was not taken on the guess")
+	for i := 1; i <= 3; i++ {
+		rawSend(t, e, data(s+uint64(i), i))
+		handled(r0 + 2 + int64(i))
+	}
+	w.wait(t)
+	require.NoError(t, w.err)
+	assert.Equal(t, src, dst)
+	assert.Equal(t, int64(3), e.stats.placed.Load(), "the get's later fragments were not placed on the guess")
+}

@@ -92,15 +92,17 @@ const (
 	appNap = 50 * time.Microsecond
 )
 
-// putGuess is the next fragment of a put being received, as the last
-// one predicts it: from peer src under sequence number seq, for the
-// put's destination dst of size bytes, at offset off, frag bytes long
-// (less at the end).
-type putGuess struct {
+// fragGuess is the next fragment of a put being received, or of the data
+// of one of our gets, as the last one predicts it: from peer src under
+// sequence number seq, for the put's destination dst (or the get opID's)
+// of size bytes, at offset off, frag bytes long (less at the end).
+type fragGuess struct {
 	valid           bool
+	get             bool
 	src             uint32
 	seq             uint64
 	dst             core.GA
+	opID            uint64
 	size, off, frag uint64
 }
 
@@ -158,10 +160,11 @@ type endpoint struct {
 	placedHdrLen int          // and the length of its header in placedHdr
 	placedReg    *core.Region // a put's destination's pin while they are
 	rxPartial    bool         // the last put fragment received was not its put's last
-	guess        putGuess     // where the next datagrams probably belong (recvGuessed)
+	guess        fragGuess    // where the next datagrams probably belong (recvGuessed)
 	// recvGuessed's batch: datagram i's header, data and the rest, and how
 	// much of it is in place (-1: none, it is in rxBufs[i]).
 	guessHdr    [recvBatch][headerSize + putHeader]byte
+	guessHdrLen int
 	guessHdrs   [recvBatch][]byte
 	guessData   [recvBatch][]byte
 	guessSpill  [recvBatch][]byte
@@ -170,7 +173,7 @@ type endpoint struct {
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
 		placed                          atomic.Int64 // fragments received straight into their destination
-		misguessed                      atomic.Int64 // datagrams recvGuessed took for a fragment they were not
+		misguessed                      atomic.Int64 // datagrams recvGuessed took for a fragment they were not (copied out again)
 	}
 
 	closed atomic.Bool
@@ -363,7 +366,7 @@ func (e *endpoint) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received (%d of them straight into their destination; %d taken for a put's next fragment and copied out again), %d dropped (duplicates, foreign, beyond the window)",
+	e.host.Logf(2, "udp: %d datagrams sent, %d retransmitted, %d received (%d of them straight into their destination; %d taken for an operation's next fragment and copied out again), %d dropped (duplicates, foreign, beyond the window)",
 		e.stats.sent.Load(), e.stats.resent.Load(), e.stats.received.Load(), e.stats.placed.Load(), e.stats.misguessed.Load(), e.stats.dropped.Load())
 	e.wake()
 	<-e.done
