@@ -728,3 +728,45 @@ func TestGuessedGetData(t *testing.T) {
 	assert.Equal(t, src, dst)
 	assert.Equal(t, int64(3), e.stats.placed.Load(), "the get's later fragments were not placed on the guess")
 }
+
+// An acknowledgement between two large puts does not end bulk mode: the
+// next put's first fragment is still received straight into its place.
+func TestBulkModeOutlastsAnAcknowledgement(t *testing.T) {
+	eps, hosts := pair(t)
+	e := eps[1]
+	const frag = 2 * placeMin
+	src := make([]byte, frag)
+	for i := range src {
+		src[i] = byte(i*5 + 3)
+	}
+	e.mu.Lock()
+	s := uint64(1)
+	if p := e.peers[0]; p != nil {
+		s = p.rxNext
+	}
+	e.mu.Unlock()
+	put := func(seq, id uint64, dst int) []byte {
+		b := make([]byte, headerSize+putHeader, headerSize+putHeader+frag)
+		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
+		putAckState(b, 1, 0, seq+1)
+		le.PutUint64(b[headerSize:], id)
+		le.PutUint64(b[headerSize+8:], uint64(dst))
+		le.PutUint64(b[headerSize+16:], frag)
+		le.PutUint64(b[headerSize+24:], 0)
+		return append(b, src...)
+	}
+	send := func(b []byte) {
+		n := e.stats.received.Load()
+		rawSend(t, e, b)
+		require.Eventually(t, func() bool { return e.stats.received.Load() > n }, 5*time.Second, 100*time.Microsecond)
+	}
+	send(put(s, 1, 4096)) // copied: not in bulk mode yet
+	ack := make([]byte, headerSize)
+	putFixedHeader(ack, 0x1234, 0, tAck, 0, 0)
+	putAckState(ack, 1, 0, s+1)
+	send(ack)
+	placed := e.stats.placed.Load()
+	send(put(s+1, 2, 200000))
+	assert.Equal(t, placed+1, e.stats.placed.Load(), "the put after the acknowledgement was not placed")
+	assert.Equal(t, src, received(e, hosts[1], 200000, frag))
+}

@@ -77,6 +77,12 @@ const (
 	rxBufferBytes  = 65536
 	ackEvery       = recvBatch // datagrams accepted before an acknowledgement goes out at once
 	placeMin       = 16 << 10  // put fragments from this size on are received in place
+	// In bulk mode a small datagram (an acknowledgement, a flag) is taken
+	// alone and bulk mode goes on, for up to bulkSmallMax in a row, while
+	// the socket was found empty within the last bulkBacklogMax datagrams
+	// (recvPlaced).
+	bulkSmallMax   = 8
+	bulkBacklogMax = recvBatch
 	// streamWait is how long a waiting thread keeps taking the rest of a
 	// put after the last fragment arrived.
 	streamWait = 20 * time.Microsecond
@@ -165,6 +171,8 @@ type endpoint struct {
 	// much of it is in place (-1: none, it is in rxBufs[i]).
 	guessHdr    [recvBatch][headerSize + putHeader]byte
 	guessHdrLen int
+	bulkSmall   int // small datagrams taken in a row in bulk mode
+	rxBacklog   int // datagrams received since the socket was last found empty
 	guessHdrs   [recvBatch][]byte
 	guessData   [recvBatch][]byte
 	guessSpill  [recvBatch][]byte
