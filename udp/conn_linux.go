@@ -222,8 +222,17 @@ func (s *socket) recvInto(hdr, data []byte) (int, error) {
 	iov[0].SetLen(len(hdr))
 	iov[1].SetLen(len(data))
 	msg := unix.Msghdr{Iov: &iov[0], Iovlen: 2}
-	for {
+	return receive(func() (uintptr, unix.Errno) {
 		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
+		return n, errno
+	})
+}
+
+// receive makes a non-blocking receive system call until a signal does not
+// interrupt it: 0, nil when nothing waits.
+func receive(call func() (uintptr, unix.Errno)) (int, error) {
+	for {
+		n, errno := call()
 		switch {
 		case errno == unix.EINTR:
 			continue
@@ -246,21 +255,14 @@ func (s *socket) recvScattered(hdrs, datas, spills [][]byte, sizes []int) (int, 
 		iov[2].SetLen(len(spills[i]))
 		s.recvHdr[i].Hdr = unix.Msghdr{Iov: &iov[0], Iovlen: 3}
 	}
-	for {
+	got, err := receive(func() (uintptr, unix.Errno) {
 		got, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.recvHdr[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
-		switch {
-		case errno == unix.EINTR:
-			continue
-		case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
-			return 0, nil
-		case errno != 0:
-			return 0, errno
-		}
-		for i := 0; i < int(got); i++ {
-			sizes[i] = int(s.recvHdr[i].Len)
-		}
-		return int(got), nil
+		return got, errno
+	})
+	for i := 0; i < got; i++ {
+		sizes[i] = int(s.recvHdr[i].Len)
 	}
+	return got, err
 }
 
 // waitReadable blocks until fd or wake is readable or the timeout passes

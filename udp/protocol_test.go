@@ -347,6 +347,62 @@ func TestLargePutLandsOnceInPlace(t *testing.T) {
 	assert.Equal(t, make([]byte, placeMin), received(eps[1], hosts[1], 4096, placeMin), "a duplicate fragment was written")
 }
 
+// putFragment is a put fragment from rank 0 as its endpoint would send it.
+func putFragment(seq, id uint64, dst, size, off int, payload []byte) []byte {
+	b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
+	putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
+	putAckState(b, 1, 0, seq+1)
+	le.PutUint64(b[headerSize:], id)
+	le.PutUint64(b[headerSize+8:], uint64(dst))
+	le.PutUint64(b[headerSize+16:], uint64(size))
+	le.PutUint64(b[headerSize+24:], uint64(off))
+	return append(b, payload...)
+}
+
+// pureAck is a pure acknowledgement from rank src.
+func pureAck(src uint32, ackNext uint64) []byte {
+	b := make([]byte, headerSize)
+	putFixedHeader(b, 0x1234, src, tAck, 0, 0)
+	putAckState(b, ackNext, 0, ackNext)
+	return b
+}
+
+// setConn makes e send and receive through c.
+func setConn(e *endpoint, c packetConn) {
+	e.rxMu.Lock()
+	e.mu.Lock()
+	e.conn = c
+	e.mu.Unlock()
+	e.rxMu.Unlock()
+}
+
+// pattern is n bytes that differ from those of another seed.
+func pattern(n, seed int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + seed)
+	}
+	return b
+}
+
+// nextSeq is the sequence number e expects next from peer.
+func nextSeq(e *endpoint, peer int) uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.peers[peer]; p != nil {
+		return p.rxNext
+	}
+	return 1
+}
+
+// sendAndWait delivers a hand-made datagram to e and waits until e has
+// handled it.
+func sendAndWait(t *testing.T, e *endpoint, b []byte) {
+	n := e.stats.received.Load()
+	rawSend(t, e, b)
+	require.Eventually(t, func() bool { return e.stats.received.Load() > n }, 5*time.Second, 100*time.Microsecond)
+}
+
 // received reads what peers wrote into a host's memory: every write happens
 // under the receiving endpoint's rxMu.
 func received(e *endpoint, h *fakeHost, off, n int) []byte {
@@ -391,21 +447,14 @@ func TestServedMemoryGoneBeforeRetransmission(t *testing.T) {
 	// Everything the server sends is lost until the memory is gone.
 	lossy, err := newFaultyConn(eps[1].sock, "loss=0.999999,seed=3")
 	require.NoError(t, err)
-	setConn := func(c packetConn) {
-		eps[1].rxMu.Lock()
-		eps[1].mu.Lock()
-		eps[1].conn = c
-		eps[1].mu.Unlock()
-		eps[1].rxMu.Unlock()
-	}
-	setConn(lossy)
+	setConn(eps[1], lossy)
 	dst := make([]byte, 200000)
 	w := newWait()
 	eps[0].Get(1, 0, unsafe.Pointer(&dst[0]), uint64(len(dst)), w)
 	require.Eventually(t, func() bool { return eps[1].stats.sent.Load() > 0 }, 5*time.Second, time.Millisecond,
 		"the server sent nothing")
 	hosts[1].gone.Store(true)
-	setConn(eps[1].sock)
+	setConn(eps[1], eps[1].sock)
 	w.wait(t)
 	assert.Equal(t, core.StatusBadSegment, core.StatusOf(w.err))
 	assert.Equal(t, make([]byte, len(dst)), dst, "data arrived from memory that was gone")
@@ -423,42 +472,10 @@ func TestWrongGuessIsCopiedOutAndTheFragmentStillLands(t *testing.T) {
 	const frag = 2 * placeMin
 	const total = 2*frag + 100 // two full fragments and a short last one
 	const dstA, dstB = 4096, 300000
-	data := func(seed, n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(i*7 + seed)
-		}
-		return b
-	}
-	srcA, srcB := data(1, total), data(5, frag)
-	rxNext := func() uint64 {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if p := e.peers[0]; p != nil {
-			return p.rxNext
-		}
-		return 1
-	}
-	seq := rxNext()
-	putFrag := func(id uint64, dst, size, off int, payload []byte) []byte {
-		b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
-		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
-		putAckState(b, 1, 0, seq+1)
-		le.PutUint64(b[headerSize:], id)
-		le.PutUint64(b[headerSize+8:], uint64(dst))
-		le.PutUint64(b[headerSize+16:], uint64(size))
-		le.PutUint64(b[headerSize+24:], uint64(off))
-		seq++
-		return append(b, payload...)
-	}
-	// deliver sends a datagram and waits until the receiver executed it.
-	deliver := func(b []byte, executed func() bool) {
-		rawSend(t, e, b)
-		require.Eventually(t, executed, 5*time.Second, 100*time.Microsecond)
-	}
-	upTo := func(s uint64) func() bool { return func() bool { return rxNext() >= s } }
+	srcA, srcB := pattern(total, 1), pattern(frag, 5)
+	s := nextSeq(e, 0)
 
-	deliver(putFrag(1, dstA, total, 0, srcA[:frag]), upTo(seq))
+	sendAndWait(t, e, putFragment(s, 1, dstA, total, 0, srcA[:frag]))
 	e.rxMu.Lock()
 	guessed := e.guess
 	e.rxMu.Unlock()
@@ -467,22 +484,18 @@ func TestWrongGuessIsCopiedOutAndTheFragmentStillLands(t *testing.T) {
 
 	// Another put's fragment, as long as the guessed one, takes its place
 	// first.
-	deliver(putFrag(2, dstB, frag, 0, srcB), upTo(seq))
+	sendAndWait(t, e, putFragment(s+1, 2, dstB, frag, 0, srcB))
 	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "the other put's data")
 	assert.Equal(t, int64(1), e.stats.misguessed.Load())
 
 	// The put goes on under the next sequence numbers; a pure
 	// acknowledgement comes in between.
-	deliver(putFrag(1, dstA, total, frag, srcA[frag:2*frag]), upTo(seq))
-	ack := make([]byte, headerSize)
-	putFixedHeader(ack, 0x1234, 0, tAck, 0, 0)
-	putAckState(ack, 1, 0, seq)
-	received0 := e.stats.received.Load()
-	deliver(ack, func() bool { return e.stats.received.Load() > received0 })
+	sendAndWait(t, e, putFragment(s+2, 1, dstA, total, frag, srcA[frag:2*frag]))
+	sendAndWait(t, e, pureAck(0, 1))
 	assert.Equal(t, int64(2), e.stats.misguessed.Load())
-	placed0 := e.stats.placed.Load()
-	deliver(putFrag(1, dstA, total, 2*frag, srcA[2*frag:]), upTo(seq))
-	assert.Equal(t, placed0+1, e.stats.placed.Load(), "the short last fragment was not placed on the guess")
+	placed := e.stats.placed.Load()
+	sendAndWait(t, e, putFragment(s+3, 1, dstA, total, 2*frag, srcA[2*frag:]))
+	assert.Equal(t, placed+1, e.stats.placed.Load(), "the short last fragment was not placed on the guess")
 	assert.Equal(t, srcA, received(e, hosts[1], dstA, total), "the put's data")
 	e.rxMu.Lock()
 	assert.False(t, e.guess.valid, "a guess beyond the put's end")
@@ -500,38 +513,12 @@ func TestNoGuessPastAnArrivalOutOfOrder(t *testing.T) {
 	const frag = 2 * placeMin
 	const total = 3 * frag
 	const dstA, dstB = 4096, 300000
-	srcA, srcB := make([]byte, total), make([]byte, frag)
-	for i := range srcA {
-		srcA[i] = byte(i*3 + 2)
-	}
-	for i := range srcB {
-		srcB[i] = byte(i*5 + 1)
-	}
-	e.mu.Lock()
-	s := uint64(1)
-	if p := e.peers[0]; p != nil {
-		s = p.rxNext
-	}
-	e.mu.Unlock()
-	putFrag := func(seq, id uint64, dst, size, off int, payload []byte) []byte {
-		b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
-		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
-		putAckState(b, 1, 0, seq+1)
-		le.PutUint64(b[headerSize:], id)
-		le.PutUint64(b[headerSize+8:], uint64(dst))
-		le.PutUint64(b[headerSize+16:], uint64(size))
-		le.PutUint64(b[headerSize+24:], uint64(off))
-		return append(b, payload...)
-	}
-	send := func(b []byte) {
-		n := e.stats.received.Load()
-		rawSend(t, e, b)
-		require.Eventually(t, func() bool { return e.stats.received.Load() > n }, 5*time.Second, 100*time.Microsecond)
-	}
-	send(putFrag(s+2, 1, dstA, total, frag, srcA[frag:2*frag])) // A's second fragment, early
-	send(putFrag(s, 1, dstA, total, 0, srcA[:frag]))            // A's first: guesses s+1 at frag
-	send(putFrag(s+1, 2, dstB, frag, 0, srcB))                  // B's only fragment
-	send(putFrag(s+3, 1, dstA, total, 2*frag, srcA[2*frag:]))
+	srcA, srcB := pattern(total, 2), pattern(frag, 1)
+	s := nextSeq(e, 0)
+	sendAndWait(t, e, putFragment(s+2, 1, dstA, total, frag, srcA[frag:2*frag])) // A's second fragment, early
+	sendAndWait(t, e, putFragment(s, 1, dstA, total, 0, srcA[:frag]))            // A's first: guesses s+1 at frag
+	sendAndWait(t, e, putFragment(s+1, 2, dstB, frag, 0, srcB))                  // B's only fragment
+	sendAndWait(t, e, putFragment(s+3, 1, dstA, total, 2*frag, srcA[2*frag:]))
 	assert.Equal(t, srcA, received(e, hosts[1], dstA, total), "put A's data")
 	assert.Equal(t, srcB, received(e, hosts[1], dstB, frag), "put B's data")
 	assert.Zero(t, e.stats.misguessed.Load(), "a guess was tried with a later datagram already in")
@@ -576,19 +563,12 @@ func TestNeedlessRetransmissionRestoresTheWindow(t *testing.T) {
 	// A real loss: the receiver never sees the first transmission.
 	lossy, err := newFaultyConn(eps[0].sock, "loss=0.999999,seed=5")
 	require.NoError(t, err)
-	setConn := func(c packetConn) {
-		eps[0].rxMu.Lock()
-		eps[0].mu.Lock()
-		eps[0].conn = c
-		eps[0].mu.Unlock()
-		eps[0].rxMu.Unlock()
-	}
-	setConn(lossy)
+	setConn(eps[0], lossy)
 	w = newWait()
 	resent = eps[0].stats.resent.Load()
 	eps[0].Put(1, 4096, unsafe.Pointer(&src[0]), 8, w)
 	require.Eventually(t, func() bool { return eps[0].stats.resent.Load() > resent }, 5*time.Second, 50*time.Microsecond)
-	setConn(eps[0].sock)
+	setConn(eps[0], eps[0].sock)
 	w.wait(t)
 	require.NoError(t, w.err)
 	time.Sleep(20 * time.Millisecond) // any report has come by now
@@ -607,46 +587,21 @@ func TestGuessedBatchWithStrangers(t *testing.T) {
 	const frag = 2 * placeMin
 	const total = 5*frag + 100
 	const dstA, dstB = 4096, 400000
-	srcA, srcB := make([]byte, total), make([]byte, frag)
-	for i := range srcA {
-		srcA[i] = byte(i*7 + 1)
-	}
-	for i := range srcB {
-		srcB[i] = byte(i*3 + 5)
-	}
-	e.mu.Lock()
-	s := uint64(1)
-	if p := e.peers[0]; p != nil {
-		s = p.rxNext
-	}
-	e.mu.Unlock()
-	putFrag := func(seq, id uint64, dst, size, off int, payload []byte) []byte {
-		b := make([]byte, headerSize+putHeader, headerSize+putHeader+len(payload))
-		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
-		putAckState(b, 1, 0, seq+1)
-		le.PutUint64(b[headerSize:], id)
-		le.PutUint64(b[headerSize+8:], uint64(dst))
-		le.PutUint64(b[headerSize+16:], uint64(size))
-		le.PutUint64(b[headerSize+24:], uint64(off))
-		return append(b, payload...)
-	}
+	srcA, srcB := pattern(total, 1), pattern(frag, 5)
+	s := nextSeq(e, 0)
 	fragA := func(seq uint64, i int) []byte {
-		return putFrag(seq, 1, dstA, total, i*frag, srcA[i*frag:min((i+1)*frag, total)])
+		return putFragment(seq, 1, dstA, total, i*frag, srcA[i*frag:min((i+1)*frag, total)])
 	}
 	handled := func(n int64) {
 		require.Eventually(t, func() bool { return e.stats.received.Load() >= n }, 5*time.Second, 100*time.Microsecond)
 	}
 	received0 := e.stats.received.Load()
-	rawSend(t, e, fragA(s, 0))
-	handled(received0 + 1)
+	sendAndWait(t, e, fragA(s, 0))
 
-	ack := make([]byte, headerSize)
-	putFixedHeader(ack, 0x1234, 0, tAck, 0, 0)
-	putAckState(ack, 1, 0, s)
 	e.rxMu.Lock() // the next five wait together
 	rawSend(t, e, fragA(s+1, 1))
-	rawSend(t, e, ack)
-	rawSend(t, e, putFrag(s+2, 2, dstB, frag, 0, srcB))
+	rawSend(t, e, pureAck(0, 1))
+	rawSend(t, e, putFragment(s+2, 2, dstB, frag, 0, srcB))
 	rawSend(t, e, fragA(s+3, 2))
 	rawSend(t, e, fragA(s+4, 3))
 	e.rxMu.Unlock()
@@ -670,22 +625,15 @@ func TestGuessedGetData(t *testing.T) {
 	// The server's own answers are lost: the test answers for it.
 	mute, err := newFaultyConn(eps[1].sock, "loss=0.999999,seed=9")
 	require.NoError(t, err)
-	eps[1].rxMu.Lock()
-	eps[1].mu.Lock()
-	eps[1].conn = mute
-	eps[1].mu.Unlock()
-	eps[1].rxMu.Unlock()
+	setConn(eps[1], mute)
 
 	const frag = 2 * placeMin
 	const total = 3*frag + 100
-	src := make([]byte, total)
-	for i := range src {
-		src[i] = byte(i*11 + 7)
-	}
+	src := pattern(total, 7)
 	dst := make([]byte, total)
 	w := newWait()
 	e.Get(1, 4096, unsafe.Pointer(&dst[0]), total, w)
-	var id, s uint64
+	var id uint64
 	require.Eventually(t, func() bool {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -694,11 +642,9 @@ func TestGuessedGetData(t *testing.T) {
 				id = k
 			}
 		}
-		if p := e.peers[1]; p != nil {
-			s = p.rxNext
-		}
-		return id != 0 && s != 0
+		return id != 0
 	}, 5*time.Second, 100*time.Microsecond)
+	s := nextSeq(e, 1)
 	data := func(seq uint64, i int) []byte {
 		b := make([]byte, headerSize+getDataHeader)
 		putFixedHeader(b, 0x1234, 1, tGetData, 0, seq)
@@ -707,21 +653,11 @@ func TestGuessedGetData(t *testing.T) {
 		le.PutUint64(b[headerSize+8:], uint64(i*frag))
 		return append(b, src[i*frag:min((i+1)*frag, total)]...)
 	}
-	handled := func(n int64) {
-		require.Eventually(t, func() bool { return e.stats.received.Load() >= n }, 5*time.Second, 100*time.Microsecond)
-	}
-	r0 := e.stats.received.Load()
-	rawSend(t, e, data(s, 0))
-	handled(r0 + 1)
-	ack := make([]byte, headerSize)
-	putFixedHeader(ack, 0x1234, 1, tAck, 0, 0)
-	putAckState(ack, 1, 0, s)
-	rawSend(t, e, ack)
-	handled(r0 + 2)
+	sendAndWait(t, e, data(s, 0))
+	sendAndWait(t, e, pureAck(1, 1))
 	assert.Equal(t, int64(1), e.stats.misguessed.Load(), "the acknowledgement was not taken on the guess")
 	for i := 1; i <= 3; i++ {
-		rawSend(t, e, data(s+uint64(i), i))
-		handled(r0 + 2 + int64(i))
+		sendAndWait(t, e, data(s+uint64(i), i))
 	}
 	w.wait(t)
 	require.NoError(t, w.err)
@@ -735,38 +671,12 @@ func TestBulkModeOutlastsAnAcknowledgement(t *testing.T) {
 	eps, hosts := pair(t)
 	e := eps[1]
 	const frag = 2 * placeMin
-	src := make([]byte, frag)
-	for i := range src {
-		src[i] = byte(i*5 + 3)
-	}
-	e.mu.Lock()
-	s := uint64(1)
-	if p := e.peers[0]; p != nil {
-		s = p.rxNext
-	}
-	e.mu.Unlock()
-	put := func(seq, id uint64, dst int) []byte {
-		b := make([]byte, headerSize+putHeader, headerSize+putHeader+frag)
-		putFixedHeader(b, 0x1234, 0, tPut, 0, seq)
-		putAckState(b, 1, 0, seq+1)
-		le.PutUint64(b[headerSize:], id)
-		le.PutUint64(b[headerSize+8:], uint64(dst))
-		le.PutUint64(b[headerSize+16:], frag)
-		le.PutUint64(b[headerSize+24:], 0)
-		return append(b, src...)
-	}
-	send := func(b []byte) {
-		n := e.stats.received.Load()
-		rawSend(t, e, b)
-		require.Eventually(t, func() bool { return e.stats.received.Load() > n }, 5*time.Second, 100*time.Microsecond)
-	}
-	send(put(s, 1, 4096)) // copied: not in bulk mode yet
-	ack := make([]byte, headerSize)
-	putFixedHeader(ack, 0x1234, 0, tAck, 0, 0)
-	putAckState(ack, 1, 0, s+1)
-	send(ack)
+	src := pattern(frag, 3)
+	s := nextSeq(e, 0)
+	sendAndWait(t, e, putFragment(s, 1, 4096, frag, 0, src)) // copied: not in bulk mode yet
+	sendAndWait(t, e, pureAck(0, 1))
 	placed := e.stats.placed.Load()
-	send(put(s+1, 2, 200000))
+	sendAndWait(t, e, putFragment(s+1, 2, 200000, frag, 0, src))
 	assert.Equal(t, placed+1, e.stats.placed.Load(), "the put after the acknowledgement was not placed")
 	assert.Equal(t, src, received(e, hosts[1], 200000, frag))
 }
