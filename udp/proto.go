@@ -467,15 +467,12 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			// recvPlaced checked it all and wrote the data already.
 			e.landed = true
 			e.rxPartial = off+uint64(e.placed) < size
-			e.guessNext(p, h.seq, dst, size, off, uint64(e.placed))
+			e.guessNext(fragGuess{src: uint32(p.idx), seq: h.seq + 1, dst: dst, size: size}, off, uint64(e.placed))
 			return
 		}
 		e.rxPartial = off <= size && uint64(len(data)) < size-off
 		if len(data) >= placeMin {
 			e.rxBulk = true
-			if off <= size && uint64(len(data)) <= size-off {
-				e.guessNext(p, h.seq, dst, size, off, uint64(len(data)))
-			}
 		}
 		st := core.StatusBadRequest
 		if off <= size && uint64(len(data)) <= size-off {
@@ -487,6 +484,9 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			if st == core.StatusOK {
 				if r.CopyInto(bytesAt(unsafe.Add(ptr, off), uint64(len(data))), data) {
 					e.landed = true
+					if len(data) >= placeMin {
+						e.guessNext(fragGuess{src: uint32(p.idx), seq: h.seq + 1, dst: dst, size: size}, off, uint64(len(data)))
+					}
 				} else {
 					st = core.StatusFault
 				}
@@ -532,8 +532,8 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		if o == nil || o.kind != opGet || o.peer != p || off > o.size || n > o.size-off {
 			return
 		}
-		if e.placed >= 0 || n >= placeMin {
-			e.guessNextGet(p, h.seq, o, off, n)
+		if (e.placed >= 0 || n >= placeMin) && !o.noPlace {
+			e.guessNext(fragGuess{get: true, src: uint32(p.idx), seq: h.seq + 1, opID: o.id, size: o.size}, off, n)
 		}
 		if e.placed < 0 && !core.GuardedCopy(bytesAt(unsafe.Add(o.dst, off), n), data) {
 			// Our own destination faulted (read-only, or protected since
@@ -793,42 +793,27 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 	if reading {
 		var n int
 		var err error
-		placed, none, batch := false, false, 0
+		none, inPlace := false, false
 		if e.rxBulk {
-			placed, none, batch = e.recvPlaced()
+			n, none = e.recvPlaced()
+			inPlace = n > 0
 		}
-		if batch > 0 {
-			n = batch
-		} else if !placed && !none {
+		if n == 0 && !none {
 			n, err = e.conn.recv(e.rxBufs, e.rxSizes)
 		}
-		if none || (!placed && n == 0 && err == nil) {
+		if n == 0 && err == nil {
 			e.rxBacklog = 0
 		} else {
 			e.rxBacklog += n
-			if placed {
-				e.rxBacklog++
-			}
 		}
-		for i := 0; i < n && batch > 0; i++ {
-			if e.rxPlacedLen[i] >= 0 {
-				e.bulkSmall = 0
-			}
-		}
-		if placed {
-			e.bulkSmall = 0
-		}
-		if placed || n > 0 {
+		if n > 0 {
 			now = time.Now()
 			e.mu.Lock()
-			if placed {
-				e.handle(e.placedHdr[:e.placedHdrLen], now)
-				e.placed = -1
-			}
 			for i := 0; i < n; i++ {
-				if batch > 0 && e.rxPlacedLen[i] >= 0 {
+				if inPlace && e.rxPlacedLen[i] >= 0 {
+					e.bulkSmall = 0
 					e.placed = e.rxPlacedLen[i]
-					e.handle(e.guessHdr[i][:e.guessHdrLen], now)
+					e.handle(e.rxHdr[i][:e.rxHdrLen], now)
 					e.placed = -1
 					continue
 				}
@@ -877,30 +862,23 @@ func (e *endpoint) progressTurn() (worked, readerBusy bool) {
 	return worked, false
 }
 
-// guessNext notes that the datagram after this put fragment (sequence
-// number seq, len bytes at off) is probably the put's next fragment.
-func (e *endpoint) guessNext(p *peer, seq uint64, dst core.GA, size, off, n uint64) {
-	if off+n >= size {
+// guessNext notes that the datagrams after a fragment of n bytes at off
+// are probably the next fragments of its operation, next (the guess
+// without its place).
+func (e *endpoint) guessNext(next fragGuess, off, n uint64) {
+	if off+n >= next.size {
 		e.guess.valid = false
 		return
 	}
-	e.guess = fragGuess{valid: true, src: uint32(p.idx), seq: seq + 1, dst: dst, size: size, off: off + n, frag: n}
-}
-
-// guessNextGet is guessNext for a fragment of the data of our get o.
-func (e *endpoint) guessNextGet(p *peer, seq uint64, o *op, off, n uint64) {
-	if off+n >= o.size || o.noPlace {
-		e.guess.valid = false
-		return
-	}
-	e.guess = fragGuess{valid: true, get: true, src: uint32(p.idx), seq: seq + 1, opID: o.id, size: o.size, off: off + n, frag: n}
+	next.valid, next.off, next.frag = true, off+n, n
+	e.guess = next
 }
 
 // recvGuessed takes the datagrams waiting, up to a batch, on the guess
 // (e.guess) that they are the next fragments of the put just received
-// (or of the data of our get), in order: each one's header into guessHdr, its data straight to where
-// that fragment belongs, anything longer into the tail of a receive
-// buffer. That is one system call for the batch where recvPlaced's check
+// (or of the data of our get), in order: each one's header into rxHdr,
+// its data straight to where that fragment belongs, anything longer into
+// the tail of a receive buffer. That is one system call for the batch where recvPlaced's check
 // makes two per datagram (a peek, then the receive), and it places a
 // put's short last fragment too, which ends bulk mode there.
 //
@@ -916,17 +894,14 @@ func (e *endpoint) guessNextGet(p *peer, seq uint64, o *op, off, n uint64) {
 // executes it runs after the kernel wrote the batch. The guessed places
 // are inside the operation's destination, checked as recvPlaced checks it.
 //
-// It returns how many datagrams it took (rxPlacedLen[i] says, for each,
-// how many bytes are in place, or -1 when it is in rxBufs[i]); tried is
-// false when the guess could not be tried, and then nothing was received.
+// It returns how many datagrams it took, a batch as recvPlaced describes;
+// tried is false when the guess could not be tried, and then nothing was
+// received.
 func (e *endpoint) recvGuessed() (n int, tried bool) {
 	g := e.guess
 	e.guess.valid = false // one try per guess: handle makes the next
 	e.mu.Lock()
-	var p *peer
-	if int(g.src) < len(e.peers) {
-		p = e.peers[g.src]
-	}
+	p := e.peers[g.src] // made the guess: it exists
 	ok := p != nil && p.rxNext == g.seq && p.inOrder() && g.frag > 0
 	var ptr unsafe.Pointer
 	if ok && g.get {
@@ -956,12 +931,12 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 		}
 		hdrLen = headerSize + putHeader
 	}
-	e.guessHdrLen = hdrLen
-	k := min(int((g.size-g.off+g.frag-1)/g.frag), len(e.guessHdr), len(e.rxBufs))
+	e.rxHdrLen = hdrLen
+	k := min(int((g.size-g.off+g.frag-1)/g.frag), len(e.rxHdr), len(e.rxBufs))
 	for i := 0; i < k; i++ {
 		off := g.off + uint64(i)*g.frag
 		dataLen := min(g.frag, g.size-off)
-		e.guessHdrs[i] = e.guessHdr[i][:hdrLen]
+		e.guessHdrs[i] = e.rxHdr[i][:hdrLen]
 		e.guessData[i] = bytesAt(unsafe.Add(ptr, off), dataLen)
 		// The rest of a longer datagram lands where it belongs when the
 		// datagram is put back together in this buffer.
@@ -989,7 +964,7 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 	placedAny := false
 	connected := e.connected.Load()
 	for i := 0; i < got; i++ {
-		size, hdr, data := e.rxSizes[i], e.guessHdr[i][:hdrLen], e.guessData[i]
+		size, hdr, data := e.rxSizes[i], e.rxHdr[i][:hdrLen], e.guessData[i]
 		if size == hdrLen+len(data) && connected {
 			h, _ := parseHeader(hdr)
 			body := hdr[headerSize:]
@@ -1027,21 +1002,24 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 	return got, true
 }
 
-// recvPlaced receives the next datagram straight into its destination if
-// it is a large fragment that will be executed: a put fragment or the data
-// of a get of ours, from this peer's stream, not seen before, within
-// bounds. Then handle finishes it with placedHdr[:placedHdrLen] (e.placed
-// is set). none: nothing waits. batch: recvGuessed took that many
-// datagrams.
-func (e *endpoint) recvPlaced() (placed, none bool, batch int) {
+// recvPlaced receives in bulk mode. It returns how many datagrams it
+// took, a batch in which datagram i is in place for rxPlacedLen[i] bytes
+// (its header in rxHdr[i][:rxHdrLen]), or, at -1, whole in rxBufs[i]; its
+// length is rxSizes[i]. It takes the fragments recvGuessed expects, or
+// else the next datagram straight into its destination if it is a large
+// fragment that will be executed: a put fragment or the data of a get of
+// ours, from this peer's stream, not seen before, within bounds; or a
+// small datagram alone. 0 and none: nothing waits; 0 alone: the datagrams
+// waiting are for the copying path, bulk mode may have ended.
+func (e *endpoint) recvPlaced() (n int, none bool) {
 	if e.guess.valid {
 		if n, tried := e.recvGuessed(); tried {
-			return false, n == 0, n
+			return n, n == 0
 		}
 	}
 	n, size, err := e.conn.peek(e.peekHdr[:])
 	if err != nil || n == 0 {
-		return false, err == nil, 0
+		return 0, err == nil
 	}
 	h, ok := parseHeader(e.peekHdr[:n])
 	hdrLen := headerSize + putHeader
@@ -1060,13 +1038,13 @@ func (e *endpoint) recvPlaced() (placed, none bool, batch int) {
 			e.bulkSmall++
 			got, err := e.conn.recv(e.rxBufs[:1], e.rxSizes)
 			if err != nil || got == 0 {
-				return false, err == nil, 0
+				return 0, err == nil
 			}
 			e.rxPlacedLen[0] = -1
-			return false, false, 1
+			return 1, false
 		}
 		e.rxBulk = false
-		return false, false, 0
+		return 0, false
 	}
 	body := e.peekHdr[headerSize:]
 	dataLen := uint64(size - hdrLen)
@@ -1085,30 +1063,30 @@ func (e *endpoint) recvPlaced() (placed, none bool, batch int) {
 	}
 	e.mu.Unlock()
 	if !fresh {
-		return false, false, 0 // a duplicate: the copying path drops it
+		return 0, false // a duplicate: the copying path drops it
 	}
 	if h.typ == tPut {
 		dst, total, off := core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
 		if off > total || dataLen > total-off {
-			return false, false, 0
+			return 0, false
 		}
 		var st core.Status
 		ptr, r, st = e.host.Acquire(dst, total)
 		if st != core.StatusOK {
-			return false, false, 0 // the copying path reports it
+			return 0, false // the copying path reports it
 		}
 		if r.Faulted() {
 			r.Release()
-			return false, false, 0 // the copying path reports it
+			return 0, false // the copying path reports it
 		}
 		ptr = unsafe.Add(ptr, off)
 	} else if ptr == nil {
-		return false, false, 0 // not for a get of ours: the copying path drops it
+		return 0, false // not for a get of ours: the copying path drops it
 	}
 	// This thread is the socket's only reader (rxMu): the datagram taken
 	// is the one peeked.
-	got, err := e.conn.recvInto(e.placedHdr[:hdrLen], bytesAt(ptr, dataLen))
-	if err != nil || got != size || string(e.placedHdr[:hdrLen]) != string(e.peekHdr[:hdrLen]) {
+	got, err := e.conn.recvInto(e.rxHdr[0][:hdrLen], bytesAt(ptr, dataLen))
+	if err != nil || got != size || string(e.rxHdr[0][:hdrLen]) != string(e.peekHdr[:hdrLen]) {
 		if errors.Is(err, unix.EFAULT) {
 			// The destination cannot be written (read-only, or protected
 			// since its registration) and the kernel dropped the datagram:
@@ -1128,11 +1106,11 @@ func (e *endpoint) recvPlaced() (placed, none bool, batch int) {
 		if r != nil {
 			r.Release()
 		}
-		return false, false, 0
+		return 0, false
 	}
-	e.placed, e.placedHdrLen, e.placedReg = int(dataLen), hdrLen, r
+	e.rxPlacedLen[0], e.rxHdrLen, e.rxSizes[0], e.placedReg = int(dataLen), hdrLen, size, r
 	e.stats.placed.Add(1)
-	return true, false, 0
+	return 1, false
 }
 
 // progressLoop serves the job while the application computes: it polls

@@ -159,24 +159,27 @@ type endpoint struct {
 	// Large put fragments are received straight into their destination
 	// while they keep coming (rxBulk): the header is peeked and checked
 	// first, then the data lands where it belongs without a copy of ours.
-	rxBulk       bool
-	peekHdr      [headerSize + putHeader]byte
-	placedHdr    [headerSize + putHeader]byte
-	placed       int          // bytes of the datagram being handled already in place, or -1
-	placedHdrLen int          // and the length of its header in placedHdr
-	placedReg    *core.Region // a put's destination's pin while they are
-	rxPartial    bool         // the last put fragment received was not its put's last
-	guess        fragGuess    // where the next datagrams probably belong (recvGuessed)
-	// recvGuessed's batch: datagram i's header, data and the rest, and how
-	// much of it is in place (-1: none, it is in rxBufs[i]).
-	guessHdr    [recvBatch][headerSize + putHeader]byte
-	guessHdrLen int
-	bulkSmall   int // small datagrams taken in a row in bulk mode
-	rxBacklog   int // datagrams received since the socket was last found empty
-	guessHdrs   [recvBatch][]byte
-	guessData   [recvBatch][]byte
-	guessSpill  [recvBatch][]byte
+	rxBulk    bool
+	peekHdr   [headerSize + putHeader]byte
+	rxPartial bool      // the last put fragment received was not its put's last
+	bulkSmall int       // small datagrams taken in a row in bulk mode
+	rxBacklog int       // datagrams received since the socket was last found empty
+	guess     fragGuess // where the next datagrams probably belong (recvGuessed)
+	// A batch received in bulk mode (recvPlaced): datagram i is in place
+	// for rxPlacedLen[i] bytes, its header in rxHdr[i][:rxHdrLen], or, at
+	// -1, whole in rxBufs[i]. placedReg pins a put's destination until the
+	// batch is handled; placed is what handle is told of the datagram it
+	// handles (-1: nothing in place).
+	rxHdr       [recvBatch][headerSize + putHeader]byte
+	rxHdrLen    int
 	rxPlacedLen [recvBatch]int
+	placedReg   *core.Region
+	placed      int
+	// recvGuessed's arguments to recvScattered (fields: a local array
+	// would escape through the interface call, an allocation per batch).
+	guessHdrs  [recvBatch][]byte
+	guessData  [recvBatch][]byte
+	guessSpill [recvBatch][]byte
 
 	stats struct {
 		sent, resent, received, dropped atomic.Int64
