@@ -29,7 +29,7 @@ type packetConn interface {
 	recv(bufs [][]byte, sizes []int) (int, error)
 	// peek copies the start of the next waiting datagram into b without
 	// taking it, and returns how much it copied and the datagram's length
-	// (0, 0 when none waits).
+	// (size -1 when none waits; an empty datagram has size 0).
 	peek(b []byte) (n, size int, err error)
 	// recvInto takes the next datagram, its first len(hdr) bytes into hdr
 	// and the rest into data, and returns its length (0, nil when none
@@ -209,9 +209,9 @@ func (s *socket) peek(b []byte) (int, int, error) {
 		case errno == unix.EINTR:
 			continue
 		case errno == unix.EAGAIN || errno == unix.ECONNREFUSED:
-			return 0, 0, nil
+			return 0, -1, nil
 		case errno != 0:
-			return 0, 0, errno
+			return 0, -1, errno
 		}
 		return min(int(size), len(b)), int(size), nil
 	}

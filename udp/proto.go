@@ -1018,7 +1018,7 @@ func (e *endpoint) recvPlaced() (n int, none bool) {
 		}
 	}
 	n, size, err := e.conn.peek(e.peekHdr[:])
-	if err != nil || n == 0 {
+	if err != nil || size < 0 {
 		return 0, err == nil
 	}
 	h, ok := parseHeader(e.peekHdr[:n])

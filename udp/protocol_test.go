@@ -680,3 +680,17 @@ func TestBulkModeOutlastsAnAcknowledgement(t *testing.T) {
 	assert.Equal(t, placed+1, e.stats.placed.Load(), "the put after the acknowledgement was not placed")
 	assert.Equal(t, src, received(e, hosts[1], 200000, frag))
 }
+
+// An empty datagram from anywhere, arriving in bulk mode, is dropped like
+// any foreign one: what comes after it is still received.
+func TestEmptyDatagramInBulkMode(t *testing.T) {
+	eps, hosts := pair(t)
+	e := eps[1]
+	const frag = 2 * placeMin
+	src := pattern(frag, 4)
+	s := nextSeq(e, 0)
+	sendAndWait(t, e, putFragment(s, 1, 4096, frag, 0, src)) // bulk mode from here
+	sendAndWait(t, e, nil)
+	sendAndWait(t, e, putFragment(s+1, 2, 200000, frag, 0, src))
+	assert.Equal(t, src, received(e, hosts[1], 200000, frag))
+}
