@@ -229,7 +229,9 @@ func (s *socket) recvInto(hdr, data []byte) (int, error) {
 }
 
 // receive makes a non-blocking receive system call until a signal does not
-// interrupt it: 0, nil when nothing waits.
+// interrupt it: 0, nil when nothing waits. Only for calls whose 0 can mean
+// nothing else (a count of datagrams, a datagram already peeked at): recv's
+// single receive and peek see empty datagrams, and keep their own loops.
 func receive(call func() (uintptr, unix.Errno)) (int, error) {
 	for {
 		n, errno := call()
