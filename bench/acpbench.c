@@ -64,7 +64,12 @@
  *
  * putbw, getbw: unidirectional windowed bandwidth: rank 0 issues W puts (or
  * gets) of N bytes into (from) rank 1's registered memory and completes
- * them all; W as chbw's. Mbytes/sec = W * N / time of a window.
+ * them all; W as chbw's. Mbytes/sec = W * N / time of a window. With
+ * -starter both windows are in the starter memories instead (acpbench
+ * then asks for that much more of it), which transports may reach by
+ * other paths than registered memory: over ib, copies between starter
+ * memories are posted and completed from C, registered memory's through
+ * the library's Go side.
  *
  * atomic: latency of acp_cas8, acp_add8 and acp_swap4 by rank 0 on a word of
  * rank 1's starter memory, the old value fetched into rank 0's: time from
@@ -143,6 +148,7 @@ static const char *bench = "pingpong";
 #include "tripspread.h"
 
 static int dist;              /* pingpong -dist: the spread of single round trips */
+static int bw_starter;        /* putbw, getbw -starter: the windows in starter memory */
 static trip_spread_t spread; /* of the last put_pingpong, on rank 0 with -dist */
 
 static double now(void)
@@ -202,7 +208,7 @@ static uint8_t pat(size_t seed, size_t i) { return (uint8_t)((i * 131 + seed * 7
 static void usage(void)
 {
     fprintf(stderr, "usage: acprun -np 2 acpbench [pingpong|get|putbw|getbw|atomic|passive|chpingpong|chbw] [-max BYTES]\n"
-                    "                [-min BYTES] [-reps N] [-settle MS] [-rounds R] [-dist]\n"
+                    "                [-min BYTES] [-reps N] [-settle MS] [-rounds R] [-dist] [-starter]\n"
                     "       acprun -np NCPUS acpbench noise [-quanta N]\n"
                     "       acprun -np N acpbench sync [-settle MS]\n");
     exit(2);
@@ -257,6 +263,8 @@ static void parse_args(int argc, char **argv)
                 usage();
         } else if (strcmp(argv[i], "-dist") == 0) {
             dist = 1;
+        } else if (strcmp(argv[i], "-starter") == 0) {
+            bw_starter = 1;
         } else if (is_mode(argv[i])) {
             bench = argv[i];
         } else {
@@ -265,6 +273,8 @@ static void parse_args(int argc, char **argv)
     }
     if (max_size == 0)
         max_size = strncmp(bench, "ch", 2) != 0 ? DEFAULT_MAX : DEFAULT_CH_MAX;
+    if (bw_starter && strcmp(bench, "putbw") != 0 && strcmp(bench, "getbw") != 0)
+        usage(); /* -starter places the bandwidth windows */
 }
 
 /* ---- output --------------------------------------------------------------------- */
@@ -356,7 +366,8 @@ static void print_header(int nprocs)
         printf("# t[usec]    = time of one get (a round trip)\n");
         printf("# Mbytes/sec = bytes / t, 1 Mbyte = 2^20 bytes\n");
     } else if (strcmp(bench, "putbw") == 0 || strcmp(bench, "getbw") == 0) {
-        printf("# Method: a window of W acp_copy %s the peer's registered memory,\n", bench[0] == 'p' ? "puts into" : "gets from");
+        printf("# Method: a window of W acp_copy %s the peer's %s memory,\n", bench[0] == 'p' ? "puts into" : "gets from",
+               bw_starter ? "starter" : "registered");
         printf("#         then acp_complete(ACP_HANDLE_ALL)\n");
         printf("# W          = 64 up to 256 KiB, then 16 MiB / bytes (at least 4)\n");
         printf("# Mbytes/sec = W * bytes / time of a window, 1 Mbyte = 2^20 bytes\n");
@@ -686,13 +697,18 @@ static size_t flag_pos(void) { return bw_len(); }
 static void bw_setup(void)
 {
     size_t len = bw_len() + 64;
-    bw_buf = calloc(1, len);
-    acp_atkey_t key = bw_buf ? acp_register_memory(bw_buf, len, 0) : ACP_ATKEY_NULL;
-    if (key == ACP_ATKEY_NULL) {
-        fprintf(stderr, "acpbench: rank %d: cannot register %zu bytes\n", me, len);
-        exit(1);
+    if (bw_starter) { /* after the pingpong's layout; smem_extra made room */
+        bw_mine = acp_query_starter_ga(me) + pingpong_smem();
+        bw_buf = acp_query_address(bw_mine);
+    } else {
+        bw_buf = calloc(1, len);
+        acp_atkey_t key = bw_buf ? acp_register_memory(bw_buf, len, 0) : ACP_ATKEY_NULL;
+        if (key == ACP_ATKEY_NULL) {
+            fprintf(stderr, "acpbench: rank %d: cannot register %zu bytes\n", me, len);
+            exit(1);
+        }
+        bw_mine = acp_query_ga(key, bw_buf);
     }
-    bw_mine = acp_query_ga(key, bw_buf);
     /* Exchange GAs through the starter memory. */
     acp_ga_t st = acp_query_starter_ga(me);
     *(acp_ga_t *)acp_query_address(st) = bw_mine;
@@ -1192,6 +1208,8 @@ int main(int argc, char **argv)
         fwq_iters = fwq_calibrate();
         fwq_ref = fwq_run();
     }
+    if (bw_starter)
+        smem_extra = bw_len() + 64;
     argv = with_starter_size(&argc, argv);
     if (acp_init(&argc, &argv) != 0) {
         fprintf(stderr, "acpbench: acp_init failed\n");

@@ -7,6 +7,7 @@
 #
 #   acpbench pingpong   (ACP_TRANSPORTS=ib)  vs  ib_write_lat -s SIZE
 #   acpbench putbw      (windowed puts)      vs  ib_write_bw -s SIZE
+#     (from registered memory, and with -starter from starter memory)
 #   acp_add8 + acp_complete on a peer's word vs  ib_atomic_lat
 #
 # and, once, the memory a process spends on the transport and per peer
@@ -86,6 +87,8 @@ for r in $(seq "$rounds"); do
   timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" pingpong > "acpbench.$r.txt" 2>&1 || echo "acpbench failed (round $r)"
   echo "== round $r: acpbench putbw"
   timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw > "acpbw.$r.txt" 2>&1 || echo "acpbench putbw failed (round $r)"
+  echo "== round $r: acpbench putbw -starter"
+  timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw -starter -min 4096 > "acpbwst.$r.txt" 2>&1 || echo "acpbench putbw -starter failed (round $r)"
   for s in $sizes; do
     # acpbench's repetitions: 1000, at most 40 MiB / size
     n=$((41943040 / s)); [ $n -gt 1000 ] && n=1000; [ $n -lt 10 ] && n=10
@@ -127,8 +130,11 @@ echo "Medians of $rounds rounds on $dev ($(nproc) vCPUs), $(date -u +%Y-%m-%d)"
 echo
 echo "Ratios: of the medians, then (in brackets) the median of each round's own ratio."
 echo
-echo "| bytes | acpbench pingpong t[usec] | ib_write_lat t_avg | ratio | ib_write_lat t_typical | acpbench putbw MB/s | ib_write_bw MB/s | ratio |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "putbw: windows in registered memory (the library's Go side posts them);"
+echo "putbw -starter: in starter memory (posted and completed from C), from 4 KiB."
+echo
+echo "| bytes | acpbench pingpong t[usec] | ib_write_lat t_avg | ratio | ib_write_lat t_typical | acpbench putbw MB/s | ib_write_bw MB/s | ratio | putbw -starter MB/s | ratio |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for s in $sizes; do
   al=$(col "acpbench.*.txt" "$s" 3 | median)
   ab=$(col "acpbw.*.txt" "$s" 3 | median)
@@ -137,7 +143,9 @@ for s in $sizes; do
   wb=$(col "write_bw.*.txt" "$s" 4 | median)
   rl=$(round_ratio acpbench write_lat "$s" 3 6)
   rb=$(round_ratio acpbw write_bw "$s" 3 4)
-  echo "| $s | $al | $wl | $(ratio "$al" "$wl") ($rl) | $wt | $ab | $wb | $(ratio "$ab" "$wb") ($rb) |"
+  as=$(col "acpbwst.*.txt" "$s" 3 | median)
+  rs=$(round_ratio acpbwst write_bw "$s" 3 4)
+  echo "| $s | $al | $wl | $(ratio "$al" "$wl") ($rl) | $wt | $ab | $wb | $(ratio "$ab" "$wb") ($rb) | $as | $(ratio "$as" "$wb") ($rs) |"
 done
 aa=$(for f in atomic_lat.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f"; done | median)
 ia=$(for f in ib_atomic_lat.*.txt; do awk '$1 == 8 && NF >= 6 { print $6; exit }' "$f"; done | median)
