@@ -314,6 +314,20 @@ func TestFastPathPostsOverIB(t *testing.T) {
 		wait(h)
 		assert.Equal(t, mine[i], theirs[16384+i], "copy %d", i)
 	}
+
+	// A window beyond the queue pair's 32 entries stays in C: a copy that
+	// finds the queue full polls for the completions that free an entry.
+	var window []core.Handle
+	for i := range 96 {
+		mine[4096+i*64] = byte(7 + i)
+		h := fastCopy(e, peer+32768+core.GA(i*64), me+core.GA(4096+i*64), 64, core.HandleNull)
+		require.NotZero(t, h, "copy %d of a window of 96 went through Go", i)
+		window = append(window, h)
+	}
+	for i, h := range window {
+		wait(h)
+		assert.Equal(t, mine[4096+i*64:4096+i*64+64], theirs[32768+i*64:32768+i*64+64], "copy %d of the window", i)
+	}
 }
 
 // A put the C path posted to a peer that vanished meanwhile ends the job

@@ -38,12 +38,16 @@ static inline void acpf_unlock(int32_t *w) { __atomic_store_n(w, 0, __ATOMIC_REL
  * flight (it waits while the ring is full). */
 typedef int64_t (*acpf_take_fn)(void *state);
 
+#define ACPF_FULL (-1)
+
 typedef struct acpf_remote acpf_remote;
 struct acpf_remote {
 	/* Starts a copy between local memory (local, n bytes, reachable by the
 	 * caller) and starter segment seg at offset off of logical rank rank;
 	 * get: from the remote end into local, else from local to it. Returns
-	 * the handle taken through take, or 0: declined, nothing was done. */
+	 * the handle taken through take, or 0: declined, nothing was done, or
+	 * ACPF_FULL: nothing was done because the transport's C code has as
+	 * much in flight as it may; poll may make room. */
 	int64_t (*copy)(acpf_remote *r, void *state, acpf_take_fn take, int get, int rank, uint32_t seg,
 	                uint64_t off, uint64_t ga, void *local, uint64_t n);
 	/* Looks for finished operations once, without blocking; stores up to

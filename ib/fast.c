@@ -164,14 +164,16 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 			return 0;
 		inl = 1;
 	}
+	/* A full queue pair or slot pool: the caller polls to make room (its
+	 * own completions free both) or declines to the Go side. */
 	if (__atomic_add_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST) > ACPIB_FAST_PER_QP) {
 		conn_put(x, c);
-		return 0;
+		return ACPF_FULL;
 	}
 	int s = slot_take(x);
 	if (s < 0) {
 		conn_put(x, c);
-		return 0;
+		return ACPF_FULL;
 	}
 	/* Counted before the progress goroutine's sleep flag is read: it
 	 * either sees this work or is woken below. */
