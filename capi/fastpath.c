@@ -176,15 +176,15 @@ static void finish_remote(char *f, int64_t h)
 
 static acpf_remote *remote(char *f) { return (acpf_remote *)(uintptr_t)LOAD(U64(f, ACPF_REMOTE)); }
 
-/* A copy between local memory reachable here (d or s) and the starter
- * memory at at (GA ga) of a peer, through the transport's C code (n > 0:
- * acpfast_copy completes empty copies itself). */
 static int poll_remote(char *f, acpf_remote *r);
 
 /* Polls of a copy that found the transport's C code full before it goes
  * to Go (a few hundred microseconds when nothing completes). */
 #define FULL_TRIES 4096
 
+/* A copy between local memory reachable here (d or s) and the starter
+ * memory at at (GA ga) of a peer, through the transport's C code (n > 0:
+ * acpfast_copy completes empty copies itself). */
 static acp_handle_t remote_copy(char *f, void *d, void *s, const starter_at *at, acp_ga_t ga, size_t n)
 {
     acpf_remote *r = remote(f);
@@ -203,7 +203,7 @@ static acp_handle_t remote_copy(char *f, void *d, void *s, const starter_at *at,
          * its completions here, as a verbs program does when its send
          * queue is full. Declined to Go, the copy waited there for an entry
          * the C side frees: over Soft-RoCE a window of 64 puts of 4 KiB
-         * took 1.6-2.4 times as long as one of 32 per put. Go's turn when
+         * took 1.5-2.4 times as long per put as one of 32. Go's turn when
          * completions wait for it there (pending), or after a long while. */
         if (poll_remote(f, r) || i >= FULL_TRIES)
             return ACP_HANDLE_NULL;
