@@ -179,7 +179,7 @@ static acpf_remote *remote(char *f) { return (acpf_remote *)(uintptr_t)LOAD(U64(
 static int poll_remote(char *f, acpf_remote *r);
 
 /* Polls of a copy that found the transport's C code full before it goes
- * to Go (a few hundred microseconds when nothing completes). */
+ * to Go, yielding every 64th. */
 #define FULL_TRIES 4096
 
 /* A copy between local memory reachable here (d or s) and the starter

@@ -165,14 +165,18 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 		inl = 1;
 	}
 	/* A full queue pair or slot pool: the caller polls to make room (its
-	 * own completions free both) or declines to the Go side. */
+	 * own completions free both) or declines to the Go side. The entry
+	 * taken here goes back without waking a Go side that waits for one:
+	 * nothing was freed, and the completion that frees one wakes it. The
+	 * caller retries at once, so a wake here would make the Go side look,
+	 * fail and ask again at every retry. */
 	if (__atomic_add_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST) > ACPIB_FAST_PER_QP) {
-		conn_put(x, c);
+		__atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
 		return ACPF_FULL;
 	}
 	int s = slot_take(x);
 	if (s < 0) {
-		conn_put(x, c);
+		__atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
 		return ACPF_FULL;
 	}
 	/* Counted before the progress goroutine's sleep flag is read: it
