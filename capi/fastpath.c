@@ -35,34 +35,44 @@ static int rank_of(char *f, acp_ga_t ga)
     return field >= 1 && field <= LOAD(U32(f, ACPF_NPROCS)) ? (int)(field - 1) : -1;
 }
 
-/* A GA of starter memory, decoded (Layout.Decode, colour 0). */
-typedef struct {
-    int rank;
-    uint64_t seg, off;
-} starter_at;
-
-/* Decodes ga when it names starter memory (a valid rank, colour 0,
- * segments 0-2); 0 otherwise. */
-static int starter_of(char *f, acp_ga_t ga, starter_at *at)
+/* Decodes ga when its rank is valid (Layout.Decode); 0 otherwise. */
+static int end_of(char *f, acp_ga_t ga, acpf_end *at)
 {
     at->rank = rank_of(f, ga);
-    if (at->rank < 0 || (ga & LOAD(U64(f, ACPF_COLOR_MASK))))
+    if (at->rank < 0)
         return 0;
-    at->seg = (ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK));
+    uint64_t cm = LOAD(U64(f, ACPF_COLOR_MASK));
+    at->color = cm == 0 ? 0 : (uint32_t)((ga & cm) >> __builtin_ctzll(cm));
+    at->seg = (uint32_t)((ga >> LOAD(U32(f, ACPF_SEG_SHIFT))) & LOAD(U64(f, ACPF_SEG_MASK)));
     at->off = ga & LOAD(U64(f, ACPF_OFF_MASK));
-    return at->seg <= 2;
+    return 1;
 }
 
-/* starter_of for the program's copies and atomics: the communication
- * library's starter memory (segment 1) is the library's own, and Go
- * refuses it with a message (Engine.ProgramCopy). */
-static int program_starter_of(char *f, acp_ga_t ga, starter_at *at)
+/* Segments of core/ga.go. */
+enum { SEG_STARTER_CL = 1, SEG_STARTER_DL = 2, SEG_ENGINE = 3, SEG_FIRST_USER = 4 };
+
+/* Whether a decoded end names starter memory (colour 0, segments 0-2). */
+static int is_starter(const acpf_end *at) { return at->color == 0 && at->seg <= SEG_STARTER_DL; }
+
+/* Decodes ga when it names starter memory; 0 otherwise. */
+static int starter_of(char *f, acp_ga_t ga, acpf_end *at) { return end_of(f, ga, at) && is_starter(at); }
+
+/* end_of for the program's copies: the communication library's starter
+ * memory (segment 1) and the engine's words (segment 3) are the library's
+ * own, and Go refuses them with a message (Engine.ProgramCopy). */
+static int program_end_of(char *f, acp_ga_t ga, acpf_end *at)
 {
-    return starter_of(f, ga, at) && at->seg != 1;
+    return end_of(f, ga, at) && at->seg != SEG_STARTER_CL && at->seg != SEG_ENGINE;
+}
+
+/* starter_of for the program's atomics. */
+static int program_starter_of(char *f, acp_ga_t ga, acpf_end *at)
+{
+    return program_end_of(f, ga, at) && is_starter(at);
 }
 
 /* The memory of n bytes at at when this process can touch it directly. */
-static void *reach_at(char *f, const starter_at *at, uint64_t n)
+static void *reach_at(char *f, const acpf_end *at, uint64_t n)
 {
     uint64_t i = (uint64_t)at->rank - LOAD(U32(f, ACPF_WIN_BASE));
     if (i >= LOAD(U32(f, ACPF_WIN_LEN)))
@@ -80,14 +90,14 @@ static void *reach_at(char *f, const starter_at *at, uint64_t n)
 /* The memory of [ga, ga+n) when this process can touch it directly. */
 static void *reach(char *f, acp_ga_t ga, uint64_t n)
 {
-    starter_at at;
+    acpf_end at;
     return starter_of(f, ga, &at) ? reach_at(f, &at, n) : NULL;
 }
 
 /* reach for the program's atomics (program_starter_of). */
 static void *program_reach(char *f, acp_ga_t ga, uint64_t n)
 {
-    starter_at at;
+    acpf_end at;
     return program_starter_of(f, ga, &at) ? reach_at(f, &at, n) : NULL;
 }
 
@@ -182,21 +192,22 @@ static int poll_remote(char *f, acpf_remote *r);
  * to Go, yielding every 64th. */
 #define FULL_TRIES 4096
 
-/* A copy between local memory reachable here (d or s) and the starter
- * memory at at (GA ga) of a peer, through the transport's C code (n > 0:
- * acpfast_copy completes empty copies itself). */
-static acp_handle_t remote_copy(char *f, void *d, void *s, const starter_at *at, acp_ga_t ga, size_t n)
+/* A copy between the local end (memory reachable here, local, or our
+ * registration mine) and the end at, GA ga, in another rank's memory,
+ * through the transport's C code (n > 0: acpfast_copy completes empty
+ * copies itself); get: from at. */
+static acp_handle_t remote_copy(char *f, int get, const acpf_end *at, acp_ga_t ga, void *local, const acpf_end *mine,
+                                size_t n)
 {
     acpf_remote *r = remote(f);
-    if (r == NULL || at == NULL || at->rank == (int)LOAD(U32(f, ACPF_ME)))
+    if (r == NULL || at->rank == (int)LOAD(U32(f, ACPF_ME)))
         return ACP_HANDLE_NULL;
     /* A full ring waits in Go, which polls for the completions that make
      * room (take would only yield). */
     if (LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH)))
         return ACP_HANDLE_NULL;
-    int get = d != NULL; /* the local end is the destination */
     for (int i = 1;; i++) {
-        int64_t h = r->copy(r, f, take, get, at->rank, (uint32_t)at->seg, at->off, ga, get ? d : s, n);
+        int64_t h = r->copy(r, f, take, get, at, ga, local, mine, n);
         if (h != ACPF_FULL)
             return h;
         /* The transport's C code has as much in flight as it may: poll for
@@ -226,7 +237,7 @@ static int poll_remote(char *f, acpf_remote *r)
 
 /* An end of a 0-byte copy needs no check here when it lies in another
  * rank's memory (core's no-op checks only ours); ours must be in bounds. */
-static int empty_end_ok(char *f, const starter_at *at, const void *p)
+static int empty_end_ok(char *f, const acpf_end *at, const void *p)
 {
     return p != NULL || at->rank != (int)LOAD(U32(f, ACPF_ME));
 }
@@ -236,9 +247,10 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
     char *f = state_of(state);
     if (f == NULL || !ready(f, order))
         return ACP_HANDLE_NULL;
-    starter_at da, sa;
-    int dok = program_starter_of(f, dst, &da), sok = program_starter_of(f, src, &sa);
-    void *d = dok ? reach_at(f, &da, size) : NULL, *s = sok ? reach_at(f, &sa, size) : NULL;
+    acpf_end da, sa;
+    int dok = program_end_of(f, dst, &da), sok = program_end_of(f, src, &sa);
+    int dst_starter = dok && is_starter(&da), src_starter = sok && is_starter(&sa);
+    void *d = dst_starter ? reach_at(f, &da, size) : NULL, *s = src_starter ? reach_at(f, &sa, size) : NULL;
     /* Zero bytes: nothing to move, and the handle is complete at once, as
      * core's no-op would be once ready. Core checks only this process's
      * ends of a no-op, so an end in another rank's starter memory needs no
@@ -246,13 +258,24 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
      * 31-86 us one way where it takes 16-35 now: Soft-RoCE, 5 alternated
      * rounds, the 1-byte row 20-41 either way). */
     if (size == 0)
-        return dok && sok && empty_end_ok(f, &da, d) && empty_end_ok(f, &sa, s) ? completed(f) : ACP_HANDLE_NULL;
-    if (d == NULL && s != NULL)
-        return remote_copy(f, NULL, s, dok ? &da : NULL, dst, size);
-    if (s == NULL && d != NULL)
-        return remote_copy(f, d, NULL, sok ? &sa : NULL, src, size);
-    if (d == NULL)
+        return dst_starter && src_starter && empty_end_ok(f, &da, d) && empty_end_ok(f, &sa, s) ? completed(f)
+                                                                                               : ACP_HANDLE_NULL;
+    if (!dok || !sok)
         return ACP_HANDLE_NULL;
+    if (d == NULL && s != NULL)
+        return remote_copy(f, 0, &da, dst, s, NULL, size);
+    if (s == NULL && d != NULL)
+        return remote_copy(f, 1, &sa, src, d, NULL, size);
+    if (d == NULL) {
+        /* A registration of ours at one end, which the transport finds;
+         * remote_copy refuses the other end when it is ours too. */
+        int me = (int)LOAD(U32(f, ACPF_ME));
+        if (sa.rank == me && sa.seg >= SEG_FIRST_USER)
+            return remote_copy(f, 0, &da, dst, NULL, &sa, size);
+        if (da.rank == me && da.seg >= SEG_FIRST_USER)
+            return remote_copy(f, 1, &sa, src, NULL, &da, size);
+        return ACP_HANDLE_NULL;
+    }
     memmove(d, s, size);
     return completed(f);
 }

@@ -5,8 +5,9 @@
  * own starter memory, and starter memory of processes on the same host,
  * mapped through shared memory) are completed here without calling into
  * Go, when their start condition already holds. Copies between such memory
- * and a peer's starter memory go to the C code a transport lent the fast
- * state (core/fastremote.h), which posts them; waits poll it. Everything else, and every
+ * (or a registration of this process) and another rank's memory go to the
+ * C code a transport lent the fast state (core/fastremote.h), which posts
+ * them; waits poll it. Everything else, and every
  * error, takes the ordinary path through Go, where the semantics are
  * defined; this code repeats only the cheapest case, under the same lock
  * and with the same counters (core/fast.go keeps the layout below).

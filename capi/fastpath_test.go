@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/conformance"
@@ -328,6 +329,135 @@ func TestFastPathPostsOverIB(t *testing.T) {
 		wait(h)
 		assert.Equal(t, mine[4096+i*64:4096+i*64+64], theirs[32768+i*64:32768+i*64+64], "copy %d of the window", i)
 	}
+}
+
+// mmapped is page-aligned memory outside the Go heap, for registrations.
+func mmapped(t *testing.T, n int) []byte {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b
+}
+
+// Registered memory over ib: once the Go side has learnt a peer's key
+// (the first access), the C path posts copies to and from that
+// registration, and from and to registrations of ours, and leaves out what
+// it cannot check. A revoked key leaves the C side: the next access goes
+// through Go, which fetches the key of the registration that took the
+// segment number, and the old memory is never written again.
+func TestFastPathPostsRegisteredOverIB(t *testing.T) {
+	needRDMA(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000")
+	defer w.Close()
+	e, peerE := w.Engines[0], w.Engines[1]
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	mine, theirs := e.StarterMemory(core.SegStarter), peerE.StarterMemory(core.SegStarter)
+	wait := func(h core.Handle) {
+		if !fastWaited(e, h) {
+			e.Complete(h)
+		}
+	}
+	goCopy := func(dst, src core.GA, n uint64) {
+		h, err := e.Copy(dst, src, n, core.HandleNull)
+		require.NoError(t, err)
+		e.Complete(h)
+	}
+	fill := func(b []byte, seed int) {
+		for i := range b {
+			b[i] = byte(seed + i*13)
+		}
+	}
+	register := func(eng *core.Engine, b []byte) (atkey, ga core.GA) {
+		atkey, err := eng.Register(unsafe.Pointer(&b[0]), uint64(len(b)), 0)
+		require.NoError(t, err)
+		ga, err = eng.QueryGA(atkey, unsafe.Pointer(&b[0]))
+		require.NoError(t, err)
+		return atkey, ga
+	}
+	goCopy(peer, me, 8) // connects
+
+	a := mmapped(t, 2<<20)
+	keyA, regA := register(peerE, a)
+	assert.Zero(t, fastCopy(e, regA, me, 8, core.HandleNull), "a registration whose key is not known here yet")
+	goCopy(regA, me, 8) // learns the key
+
+	ours := mmapped(t, 2<<20)
+	keyOurs, regOurs := register(e, ours)
+	for i, n := range []uint64{1, 8, 64, 4096, 1 << 20} {
+		// starter memory -> their registration -> starter memory
+		fill(mine[:n], i)
+		h := fastCopy(e, regA+4096, me, n, core.HandleNull)
+		require.NotZero(t, h, "put of %d bytes to a peer's registration went through Go", n)
+		wait(h)
+		require.Equal(t, mine[:n], a[4096:4096+n], "put of %d bytes to a peer's registration", n)
+		clear(mine[2<<20 : 2<<20+n])
+		h = fastCopy(e, me+2<<20, regA+4096, n, core.HandleNull)
+		require.NotZero(t, h, "get of %d bytes from a peer's registration went through Go", n)
+		wait(h)
+		require.Equal(t, a[4096:4096+n], mine[2<<20:2<<20+n], "get of %d bytes from a peer's registration", n)
+
+		// our registration -> their starter memory -> our registration
+		fill(ours[:n], 50+i)
+		h = fastCopy(e, peer+8192, regOurs, n, core.HandleNull)
+		require.NotZero(t, h, "put of %d bytes from our registration went through Go", n)
+		wait(h)
+		require.Equal(t, ours[:n], theirs[8192:8192+n], "put of %d bytes from our registration", n)
+		clear(ours[1<<20 : 1<<20+n])
+		h = fastCopy(e, regOurs+1<<20, peer+8192, n, core.HandleNull)
+		require.NotZero(t, h, "get of %d bytes into our registration went through Go", n)
+		wait(h)
+		require.Equal(t, theirs[8192:8192+n], ours[1<<20:1<<20+n], "get of %d bytes into our registration", n)
+
+		// our registration <-> their registration
+		fill(ours[:n], 90+i)
+		h = fastCopy(e, regA+64, regOurs, n, core.HandleNull)
+		require.NotZero(t, h, "registration to registration, %d bytes, went through Go", n)
+		wait(h)
+		require.Equal(t, ours[:n], a[64:64+n], "registration to registration, %d bytes", n)
+		clear(ours[1<<20 : 1<<20+n])
+		h = fastCopy(e, regOurs+1<<20, regA+64, n, core.HandleNull)
+		require.NotZero(t, h, "registration from registration, %d bytes, went through Go", n)
+		wait(h)
+		require.Equal(t, a[64:64+n], ours[1<<20:1<<20+n], "registration from registration, %d bytes", n)
+	}
+	size := core.GA(len(a))
+	assert.Zero(t, fastCopy(e, regA+size-4, me, 8, core.HandleNull), "beyond the peer's registration")
+	assert.Zero(t, fastCopy(e, me, regA+size-4, 8, core.HandleNull), "beyond the peer's registration (get)")
+	assert.Zero(t, fastCopy(e, peer, regOurs+size-4, 8, core.HandleNull), "beyond our registration")
+	assert.Zero(t, fastCopy(e, regOurs+size-4, peer, 8, core.HandleNull), "beyond our registration (get)")
+	assert.Zero(t, fastCopy(e, regOurs, regOurs+64, 8, core.HandleNull), "both ends ours")
+
+	// Revocation: A goes, B takes its segment number.
+	clear(a)
+	require.NoError(t, peerE.Unregister(keyA))
+	assert.Zero(t, fastCopy(e, regA, me, 8, core.HandleNull), "the revoked key of A")
+	b := mmapped(t, 2<<20)
+	seg := e.Layout().Seg(keyA)
+	var keyB, regB core.GA
+	for i := 0; ; i++ {
+		keyB, regB = register(peerE, b)
+		if e.Layout().Seg(keyB) == seg {
+			break
+		}
+		require.NoError(t, peerE.Unregister(keyB))
+		require.Less(t, i, 10000, "segment %d never came back", seg)
+	}
+	fill(mine[:64], 7)
+	goCopy(regB+128, me, 64) // fetches B's key
+	h := fastCopy(e, regB+256, me, 64, core.HandleNull)
+	require.NotZero(t, h, "B's key went through Go")
+	wait(h)
+	assert.Equal(t, mine[:64], b[128:192])
+	assert.Equal(t, mine[:64], b[256:320])
+	assert.Equal(t, make([]byte, len(a)), a, "the unregistered buffer A was written")
+
+	// Our registration gone: the C side no longer finds it, Go reports it.
+	require.NoError(t, e.Unregister(keyOurs))
+	assert.Zero(t, fastCopy(e, peer, regOurs, 8, core.HandleNull), "our unregistered buffer")
+	_, err := e.Copy(peer, regOurs, 8, core.HandleNull)
+	assert.Error(t, err, "a copy from our unregistered buffer")
+	require.NoError(t, peerE.Unregister(keyB))
 }
 
 // A put the C path posted to a peer that vanished meanwhile ends the job

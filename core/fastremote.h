@@ -1,9 +1,10 @@
 /*
  * fastremote.h - how a transport lends the C fast path its own C code for
- * copies to and from peers' starter memory (core/fast.go, fastRemote).
+ * copies to and from peers' memory (core/fast.go, fastRemote).
  *
- * The fast path (capi/fastpath.c) decodes the GA, checks the order and
- * finds the local end; the transport checks the remote end, posts, and
+ * The fast path (capi/fastpath.c) decodes the GAs, checks the order and
+ * finds the local end when it is starter memory; the transport finds a
+ * local end in registered memory, checks the remote end, posts, and
  * later reports the operation finished. Handles stay the command queue's:
  * the transport takes one through take() only once it will post, and
  * hands back the handles of operations that finished without an error.
@@ -40,16 +41,26 @@ typedef int64_t (*acpf_take_fn)(void *state);
 
 #define ACPF_FULL (-1)
 
+/* One end of a copy, decoded from its GA (Layout.Decode). */
+typedef struct acpf_end {
+	int rank; /* logical */
+	uint32_t seg, color;
+	uint64_t off;
+} acpf_end;
+
 typedef struct acpf_remote acpf_remote;
 struct acpf_remote {
-	/* Starts a copy between local memory (local, n bytes, reachable by the
-	 * caller) and starter segment seg at offset off of logical rank rank;
-	 * get: from the remote end into local, else from local to it. Returns
-	 * the handle taken through take, or 0: declined, nothing was done, or
-	 * ACPF_FULL: nothing was done because the transport's C code has as
-	 * much in flight as it may; poll may make room. */
-	int64_t (*copy)(acpf_remote *r, void *state, acpf_take_fn take, int get, int rank, uint32_t seg,
-	                uint64_t off, uint64_t ga, void *local, uint64_t n);
+	/* Starts a copy of n bytes between local memory and remote, the end in
+	 * another rank's memory (its starter memory or a registration; ga is
+	 * its GA); get: from the remote end into the local one, else from the
+	 * local end to it. The local end is local, memory the caller can
+	 * reach, or, when local is NULL, the registration of this process that
+	 * mine names (a user segment). Returns the handle taken through take,
+	 * or 0: declined, nothing was done, or ACPF_FULL: nothing was done
+	 * because the transport's C code has as much in flight as it may; poll
+	 * may make room. */
+	int64_t (*copy)(acpf_remote *r, void *state, acpf_take_fn take, int get, const acpf_end *remote, uint64_t ga,
+	                void *local, const acpf_end *mine, uint64_t n);
 	/* Looks for finished operations once, without blocking; stores up to
 	 * max handles that finished without an error and returns their count.
 	 * *pending becomes 1 when only the transport's Go side can finish

@@ -221,7 +221,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		forceNIC:  testForceNICAtomics,
 		idleWait:  core.IdlePeriod(s.Duration("peer-timeout"), timerPeriod),
 		fastShared: fastShared{pollLock: new(int32), appPolls: new(atomic.Uint64),
-			idleSleep: new(atomic.Uint32), inflight: new(atomic.Int32), clock: new(atomic.Int64)},
+			idleSleep: new(atomic.Uint32), inflight: new(atomic.Int32), clock: new(atomic.Int64), acksWaiting: new(atomic.Uint32)},
 	}
 	e.keys.init(s.Int("ib-key-cache"))
 	e.clock.Store(time.Now().UnixNano())
@@ -420,6 +420,12 @@ func (e *endpoint) progress() bool {
 	if e.sqBlockedFlag.Load() {
 		e.mu.Lock()
 		e.drainSQBlocked()
+		e.unlockAndRun()
+	}
+	if e.acksWaiting.Load() != 0 {
+		// The C side's work with a revoked key may have ended.
+		e.mu.Lock()
+		e.checkAcks()
 		e.unlockAndRun()
 	}
 	var wcs [pollBatch]wc

@@ -46,9 +46,26 @@ static void conn_put(acpib_fast *x, acpib_fastconn *c)
 		wake(x);
 }
 
+/* Ends a use of a key (counted by key_use). A Go side that waits for the
+ * key's users to drop to 0 (it set acks_waiting before it read them) is
+ * woken by the last one. */
+static void key_unuse(acpib_fast *x, acpib_fastkey *k)
+{
+	if (__atomic_sub_fetch(&k->users, 1, __ATOMIC_SEQ_CST) == 0 && __atomic_load_n(&x->acks_waiting, __ATOMIC_SEQ_CST))
+		wake(x);
+}
+
+static void reg_unuse(acpib_fastreg *g) { __atomic_sub_fetch(&g->users, 1, __ATOMIC_SEQ_CST); }
+
 static void slot_put(acpib_fast *x, int s)
 {
 	acpib_fastslot *sl = &x->slots[s];
+	if (sl->key != NULL)
+		key_unuse(x, sl->key);
+	if (sl->reg != NULL)
+		reg_unuse(sl->reg);
+	sl->key = NULL;
+	sl->reg = NULL;
 	conn_put(x, sl->conn);
 	__atomic_sub_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
 	acpf_lock(&x->slot_lock);
@@ -144,24 +161,87 @@ static int local_key(acpib_fast *x, const void *p, uint64_t n, uint32_t *lkey)
 	return 0;
 }
 
-static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get, int rank, uint32_t seg,
-                         uint64_t off, uint64_t ga, void *local, uint64_t n)
+/* The key of (peer, seg), counted as used; NULL when the table does not
+ * hold it. Counted before valid is read: see fast.h. */
+static acpib_fastkey *key_use(acpib_fast *x, int32_t peer, uint32_t seg)
+{
+	acpib_fastkey *keys = LOAD(&x->keys);
+	if (keys == NULL)
+		return NULL;
+	acpib_fastkey *k = &keys[acpib_fast_key_slot(x, peer, (int32_t)seg)];
+	__atomic_add_fetch(&k->users, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&k->valid, __ATOMIC_SEQ_CST) && k->peer == peer && k->seg == (int32_t)seg)
+		return k;
+	key_unuse(x, k);
+	return NULL;
+}
+
+/* This process's registration of seg, counted as used, or NULL. */
+static acpib_fastreg *reg_use(acpib_fast *x, uint32_t seg)
+{
+	acpib_fastreg *regs = LOAD(&x->regs);
+	if (regs == NULL || seg >= ACPIB_FAST_REGS)
+		return NULL;
+	acpib_fastreg *g = &regs[seg];
+	__atomic_add_fetch(&g->users, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->valid, __ATOMIC_SEQ_CST))
+		return g;
+	reg_unuse(g);
+	return NULL;
+}
+
+/* Whether n bytes at GA offset off lie inside a region of size bytes
+ * whose first byte has GA offset off_base (core RegTable.Acquire). */
+static int in_bounds(uint64_t off, uint64_t n, uint64_t off_base, uint64_t size)
+{
+	return off >= off_base && off - off_base <= size && n <= size - (off - off_base);
+}
+
+static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get, const acpf_end *at, uint64_t ga,
+                         void *local, const acpf_end *mine, uint64_t n)
 {
 	acpib_fast *x = (acpib_fast *)r;
-	if (seg > 2 || n == 0 || n > x->max_msg || rank < 0)
+	/* Other colours are other devices' (the Go side's paths). */
+	if (at->color != 0 || n == 0 || n > x->max_msg || at->rank < 0)
 		return 0;
-	acpib_fastconn *c = LOAD(&x->conns[(uint32_t)rank % ACPIB_FAST_TABLE]);
-	if (c == NULL || c->rank != rank || !LOAD(&c->ready))
+	acpib_fastconn *c = LOAD(&x->conns[(uint32_t)at->rank % ACPIB_FAST_TABLE]);
+	if (c == NULL || c->rank != at->rank || !LOAD(&c->ready))
 		return 0;
-	const __typeof__(c->starters[0]) *st = &c->starters[seg];
-	/* Out of bounds: the Go side reports it. */
-	if (!st->valid || off < st->off_base || off - st->off_base > st->size || n > st->size - (off - st->off_base))
-		return 0;
+	/* The remote end. Out of bounds, a key not learnt yet, or one of
+	 * another colour: the Go side fetches it or reports the error. */
+	uint64_t raddr;
+	uint32_t rkey;
+	acpib_fastkey *k = NULL;
+	if (at->seg <= 2) {
+		const __typeof__(c->starters[0]) *st = &c->starters[at->seg];
+		if (!st->valid || !in_bounds(at->off, n, st->off_base, st->size))
+			return 0;
+		raddr = st->base + (at->off - st->off_base);
+		rkey = st->rkey;
+	} else {
+		k = key_use(x, c->peer, at->seg);
+		if (k == NULL)
+			return 0;
+		if (k->color != at->color || !in_bounds(at->off, n, k->off_base, k->size)) {
+			key_unuse(x, k);
+			return 0;
+		}
+		raddr = k->base + (at->off - k->off_base);
+		rkey = k->rkey;
+	}
+	/* The local end. */
 	uint32_t lkey = 0;
 	int inl = 0;
-	if (!local_key(x, local, n, &lkey)) {
+	acpib_fastreg *g = NULL;
+	if (local == NULL) {
+		g = reg_use(x, mine->seg);
+		if (g == NULL || g->color != mine->color || !in_bounds(mine->off, n, g->off_base, g->size))
+			goto decline;
+		local = (void *)(uintptr_t)(g->base + (mine->off - g->off_base));
+		lkey = g->lkey;
+	} else if (!local_key(x, local, n, &lkey)) {
 		if (get || n > c->inline_max)
-			return 0;
+			goto decline;
 		inl = 1;
 	}
 	/* A full queue pair or slot pool: the caller polls to make room (its
@@ -172,12 +252,12 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 	 * fail and ask again at every retry. */
 	if (__atomic_add_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST) > ACPIB_FAST_PER_QP) {
 		__atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
-		return ACPF_FULL;
+		goto full;
 	}
 	int s = slot_take(x);
 	if (s < 0) {
 		__atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
-		return ACPF_FULL;
+		goto full;
 	}
 	/* Counted before the progress goroutine's sleep flag is read: it
 	 * either sees this work or is woken below. */
@@ -188,6 +268,8 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 	sl->ga = ga;
 	sl->n = n;
 	sl->get = get;
+	sl->key = k;
+	sl->reg = g;
 	/* The Go side's timer finds work that stays unacknowledged (a peer
 	 * gone while the adapter retries for ever) by this time: a load of
 	 * the clock its progress goroutine keeps, no clock read here. */
@@ -198,10 +280,10 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 	memset(&w, 0, sizeof(w));
 	w.wr_id = ACPIB_FAST_TAG | (uint64_t)s;
 	w.laddr = (uint64_t)(uintptr_t)local;
-	w.raddr = st->base + (off - st->off_base);
+	w.raddr = raddr;
 	w.len = (uint32_t)n;
 	w.lkey = lkey;
-	w.rkey = st->rkey;
+	w.rkey = rkey;
 	w.opcode = get ? ACPIB_READ : ACPIB_WRITE;
 	w.flags = inl ? ACPIB_INLINE : 0;
 	int rc = acpib_post_send(c->qp, &w, 1);
@@ -211,6 +293,19 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 	if (__atomic_load_n(&x->idle_sleep, __ATOMIC_SEQ_CST))
 		wake(x);
 	return h;
+
+full:
+	if (k != NULL)
+		key_unuse(x, k);
+	if (g != NULL)
+		reg_unuse(g);
+	return ACPF_FULL;
+decline:
+	if (k != NULL)
+		key_unuse(x, k);
+	if (g != NULL)
+		reg_unuse(g);
+	return 0;
 }
 
 static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
@@ -254,7 +349,7 @@ static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg)
+acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg, uint32_t nkeys)
 {
 	acpib_fast *x = calloc(1, sizeof(*x));
 	if (x == NULL)
@@ -264,6 +359,7 @@ acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg)
 	x->dev = dev;
 	x->wake_fd = wake_fd;
 	x->max_msg = max_msg;
+	x->nkeys = nkeys > 0 ? nkeys : 1;
 	x->free_head = -1;
 	for (int s = ACPIB_FAST_SLOTS - 1; s >= 0; s--) {
 		x->slots[s].next_free = x->free_head;
@@ -272,7 +368,113 @@ acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg)
 	return x;
 }
 
-void acpib_fast_free(acpib_fast *x) { free(x); }
+void acpib_fast_free(acpib_fast *x)
+{
+	free(x->keys);
+	free(x->regs);
+	free(x);
+}
+
+/* ---- keys and registrations ------------------------------------------------- */
+
+/* keys.go's keyCache.slot. */
+uint32_t acpib_fast_key_slot(acpib_fast *x, int32_t peer, int32_t seg)
+{
+	uint64_t h = (uint64_t)(int64_t)peer * 0x9e3779b97f4a7c15ull ^ (uint64_t)(int64_t)seg * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)((h >> 32) % x->nkeys);
+}
+
+int acpib_fast_key_put(acpib_fast *x, const acpib_fastkey *k)
+{
+	acpib_fastkey *keys = x->keys;
+	if (keys == NULL) {
+		keys = calloc(x->nkeys, sizeof(*keys));
+		if (keys == NULL)
+			return 0;
+		__atomic_store_n(&x->keys, keys, __ATOMIC_RELEASE);
+	}
+	acpib_fastkey *e = &keys[acpib_fast_key_slot(x, k->peer, k->seg)];
+	__atomic_store_n(&e->valid, 0, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&e->users, __ATOMIC_SEQ_CST) != 0)
+		return 0;
+	e->peer = k->peer;
+	e->seg = k->seg;
+	e->serial = k->serial;
+	e->rkey = k->rkey;
+	e->color = k->color;
+	e->base = k->base;
+	e->size = k->size;
+	e->off_base = k->off_base;
+	__atomic_store_n(&e->valid, 1, __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+int acpib_fast_key_drop(acpib_fast *x, int32_t peer, int32_t seg, uint32_t serial)
+{
+	if (x->keys == NULL)
+		return -1;
+	uint32_t s = acpib_fast_key_slot(x, peer, seg);
+	acpib_fastkey *e = &x->keys[s];
+	if (!e->valid || e->peer != peer || e->seg != seg || e->serial > serial)
+		return -1;
+	__atomic_store_n(&e->valid, 0, __ATOMIC_SEQ_CST);
+	return (int)s;
+}
+
+int32_t acpib_fast_key_users(acpib_fast *x, uint32_t s)
+{
+	return x->keys == NULL ? 0 : __atomic_load_n(&x->keys[s].users, __ATOMIC_SEQ_CST);
+}
+
+int acpib_fast_hold(acpib_fast *x, int key, int32_t peer, uint32_t seg)
+{
+	if (key) {
+		acpib_fastkey *k = key_use(x, peer, seg);
+		return k == NULL ? -1 : (int)(k - x->keys);
+	}
+	return reg_use(x, seg) == NULL ? -1 : (int)seg;
+}
+
+void acpib_fast_unhold(acpib_fast *x, int key, int s)
+{
+	if (key)
+		key_unuse(x, &x->keys[s]);
+	else
+		reg_unuse(&x->regs[s]);
+}
+
+int acpib_fast_reg(acpib_fast *x, uint32_t seg, const acpib_fastreg *r, int valid)
+{
+	if (seg >= ACPIB_FAST_REGS)
+		return 0;
+	acpib_fastreg *regs = x->regs;
+	if (regs == NULL) {
+		if (!valid)
+			return 1;
+		regs = calloc(ACPIB_FAST_REGS, sizeof(*regs));
+		if (regs == NULL)
+			return 0;
+		__atomic_store_n(&x->regs, regs, __ATOMIC_RELEASE);
+	}
+	acpib_fastreg *g = &regs[seg];
+	__atomic_store_n(&g->valid, 0, __ATOMIC_SEQ_CST);
+	if (!valid)
+		return 1;
+	if (__atomic_load_n(&g->users, __ATOMIC_SEQ_CST) != 0)
+		return 0;
+	g->lkey = r->lkey;
+	g->color = r->color;
+	g->base = r->base;
+	g->size = r->size;
+	g->off_base = r->off_base;
+	__atomic_store_n(&g->valid, 1, __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+int32_t acpib_fast_reg_users(acpib_fast *x, uint32_t seg)
+{
+	return x->regs == NULL || seg >= ACPIB_FAST_REGS ? 0 : __atomic_load_n(&x->regs[seg].users, __ATOMIC_SEQ_CST);
+}
 
 void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid)
 {

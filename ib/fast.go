@@ -29,6 +29,9 @@ const (
 	fastTable      = C.ACPIB_FAST_TABLE
 	fastBytes      = C.sizeof_acpib_fast
 	fastConnBytes  = C.sizeof_acpib_fastconn
+	fastKeyBytes   = C.sizeof_acpib_fastkey
+	fastRegBytes   = C.sizeof_acpib_fastreg
+	fastRegs       = C.ACPIB_FAST_REGS
 )
 
 // fastHost is what the engine offers a transport with C code for the fast
@@ -45,6 +48,9 @@ type fastShared struct {
 	idleSleep *atomic.Uint32 // 1: the progress goroutine sleeps for idleWait, events for solicited messages only
 	inflight  *atomic.Int32  // work requests the C side posted, not completed
 	clock     *atomic.Int64  // the coarse clock (endpoint.now), which the C side stamps its work with
+	// acksWaiting: a revocation waits for the C side's work with the key
+	// to end; the C side wakes the progress goroutine when it has.
+	acksWaiting *atomic.Uint32
 }
 
 // newFast allocates the C record for colour 0's device; the endpoint's
@@ -55,7 +61,7 @@ func (e *endpoint) newFast() error {
 	if p.maxMsg > 0 {
 		maxMsg = min(maxMsg, uint64(p.maxMsg))
 	}
-	x := C.acpib_fast_new(p.dev.v, C.int(e.wakeFD), C.uint32_t(maxMsg))
+	x := C.acpib_fast_new(p.dev.v, C.int(e.wakeFD), C.uint32_t(maxMsg), C.uint32_t(e.keys.size))
 	if x == nil {
 		return fmt.Errorf("cannot allocate %d bytes for the fast path", C.sizeof_acpib_fast)
 	}
@@ -64,6 +70,7 @@ func (e *endpoint) newFast() error {
 	e.appPolls = (*atomic.Uint64)(unsafe.Pointer(&x.app_polls))
 	e.idleSleep = (*atomic.Uint32)(unsafe.Pointer(&x.idle_sleep))
 	e.inflight = (*atomic.Int32)(unsafe.Pointer(&x.inflight))
+	e.acksWaiting = (*atomic.Uint32)(unsafe.Pointer(&x.acks_waiting))
 	clock := (*atomic.Int64)(unsafe.Pointer(&x.clock))
 	clock.Store(e.clock.Load())
 	e.clock = clock
@@ -85,17 +92,98 @@ func (e *endpoint) withdrawFast() {
 	}
 }
 
-// fastLocal publishes or withdraws our starter memory seg. Locked.
-func (e *endpoint) fastLocal(lr *localRegion, valid bool) {
+// fastLocal publishes or withdraws our registration lr for the C side:
+// starter memory by address (its copies name it by pointer), other
+// segments by number. Withdrawing returns the segment whose users the
+// caller waits for (-1: none). Locked.
+func (e *endpoint) fastLocal(lr *localRegion, valid bool) (withdrawn int) {
 	seg := lr.r.Seg
-	if e.fast == nil || seg > core.SegStarterDL || len(lr.lkeys) == 0 {
-		return
+	if e.fast == nil || len(lr.lkeys) == 0 {
+		return -1
 	}
 	v := 0
 	if valid {
 		v = 1
 	}
-	C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), C.uint32_t(lr.lkeys[e.fastDev]), C.int(v))
+	lkey := C.uint32_t(lr.lkeys[e.fastDev])
+	switch {
+	case seg <= core.SegStarterDL:
+		C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), lkey, C.int(v))
+	case seg >= core.SegFirstUser:
+		r := C.acpib_fastreg{lkey: lkey, color: C.uint32_t(lr.r.Color), base: C.uint64_t(lr.base), size: C.uint64_t(lr.size), off_base: C.uint64_t(lr.r.OffBase)}
+		// Refused (the entry still in use): the Go side serves it.
+		_ = C.acpib_fast_reg(e.fast, C.uint32_t(seg), &r, C.int(v))
+		if !valid {
+			return seg
+		}
+	}
+	return -1
+}
+
+// fastRegUsers counts the C side's work requests that still use our
+// registration of seg.
+func (e *endpoint) fastRegUsers(seg int) int {
+	if e.fast == nil || seg < 0 {
+		return 0
+	}
+	return int(C.acpib_fast_reg_users(e.fast, C.uint32_t(seg)))
+}
+
+// fastKeyPut lends the C side a peer's key of colour 0 that it just
+// learnt, unless the key's slot there still waits for an old key's work
+// to end (a confirmation is pending on it). Locked.
+func (e *endpoint) fastKeyPut(k *rkey) {
+	if e.fast == nil || k.color != 0 {
+		return
+	}
+	slot := int(C.acpib_fast_key_slot(e.fast, C.int32_t(k.peer), C.int32_t(k.seg)))
+	for _, a := range e.acks {
+		if a.fastSlot == slot {
+			return
+		}
+	}
+	ck := C.acpib_fastkey{peer: C.int32_t(k.peer), seg: C.int32_t(k.seg), serial: C.uint32_t(k.serial), rkey: C.uint32_t(k.key),
+		color: C.uint32_t(k.color), base: C.uint64_t(k.base), size: C.uint64_t(k.size), off_base: C.uint64_t(k.offBase)}
+	k.inFast = C.acpib_fast_key_put(e.fast, &ck) != 0
+}
+
+// fastKeyDrop withdraws a revoked key from the C side; it returns the
+// slot whose users must drop to 0 before the revocation is confirmed, or
+// -1. Locked.
+func (e *endpoint) fastKeyDrop(peer, seg int, serial uint32) int {
+	if e.fast == nil {
+		return -1
+	}
+	return int(C.acpib_fast_key_drop(e.fast, C.int32_t(peer), C.int32_t(seg), C.uint32_t(serial)))
+}
+
+// fastKeyUsers counts the C side's work requests that still use key slot s.
+func (e *endpoint) fastKeyUsers(s int) int {
+	if e.fast == nil || s < 0 {
+		return 0
+	}
+	return int(C.acpib_fast_key_users(e.fast, C.uint32_t(s)))
+}
+
+// holdFast counts a use of the C side's key of (peer, seg) (key true)
+// or of our registration seg, as a work request posted there would, until
+// release runs; ok false when the C side does not hold it (tests).
+func (e *endpoint) holdFast(key bool, peer, seg int) (release func(), ok bool) {
+	k := C.int(0)
+	if key {
+		k = 1
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fast == nil {
+		return nil, false
+	}
+	s := C.acpib_fast_hold(e.fast, k, C.int32_t(peer), C.uint32_t(seg))
+	if s < 0 {
+		return nil, false
+	}
+	x := e.fast
+	return func() { C.acpib_fast_unhold(x, k, s) }, true
 }
 
 // fastConnUp describes a ready colour-0 connection to the C side. Locked.
@@ -149,6 +237,7 @@ func (e *endpoint) freeFast() {
 	// The shared words outlive the record in Go variables: point them at
 	// Go memory before the record goes.
 	e.pollLock, e.appPolls, e.idleSleep, e.inflight = new(int32), new(atomic.Uint64), new(atomic.Uint32), new(atomic.Int32)
+	e.acksWaiting = new(atomic.Uint32)
 	clock := new(atomic.Int64)
 	clock.Store(e.clock.Load())
 	e.clock = clock

@@ -92,7 +92,8 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 // deregistered, every peer that was given its key forgets it and confirms
 // that none of its work still uses it, so a later registration under the
 // same segment number can never be reached through the old key, and the
-// old memory is never touched once this returns.
+// old memory is never touched once this returns; our own work with it
+// (Go's and the C side's) ends first too.
 func (e *endpoint) UnregisterRegion(r *core.Region) {
 	e.mu.Lock()
 	lr := e.byRegion[r]
@@ -101,15 +102,16 @@ func (e *endpoint) UnregisterRegion(r *core.Region) {
 		return
 	}
 	delete(e.byRegion, r)
-	if e.regs[r.Seg] == lr {
-		delete(e.regs, r.Seg)
-		e.fastLocal(lr, false)
-	}
 	for i, x := range e.localList {
 		if x == lr {
 			e.localList = append(e.localList[:i], e.localList[i+1:]...)
 			break
 		}
+	}
+	withdrawn := -1
+	if e.regs[r.Seg] == lr {
+		delete(e.regs, r.Seg)
+		withdrawn = e.fastLocal(lr, false)
 	}
 	key := invalKey{seg: r.Seg, serial: lr.serial}
 	w := &invalWait{waiting: map[int]bool{}}
@@ -141,7 +143,7 @@ func (e *endpoint) UnregisterRegion(r *core.Region) {
 			delete(e.invals, key)
 		}
 		e.mu.Unlock()
-		if left < 0 && lr.users.Load() == 0 {
+		if left < 0 && lr.users.Load() == 0 && e.fastRegUsers(withdrawn) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -228,11 +230,13 @@ type rkey struct {
 	base    uint64
 	size    uint64
 	offBase uint64
+	inFast  bool // the C side holds it too (fastKeyPut)
 }
 
 // keyCache holds peers' keys, direct-mapped by (peer, segment): bounded,
 // and a lookup is one probe. A conflict evicts the older key (it will be
-// fetched again on its next use).
+// fetched again on its next use). The C side's table (fast.h) has the same
+// size and slots, so a key that replaces another here replaces it there.
 type keyCache struct {
 	size    int
 	e       []rkey // allocated on first use
@@ -330,6 +334,7 @@ func (e *endpoint) installKey(peer int, k keyReply) {
 	if k.status == core.StatusOK {
 		e.keys.put(rkey{peer: int32(peer), seg: int32(k.seg), serial: k.serial, key: k.rkey, color: k.color,
 			base: k.base, size: k.size, offBase: k.offBase})
+		e.fastKeyPut(e.keys.get(peer, k.seg))
 	}
 	mk := missKey{int32(peer), int32(k.seg)}
 	m := e.misses[mk]
@@ -364,12 +369,20 @@ type pendingAck struct {
 	seg    int
 	serial uint32
 	marks  []uint64 // per path: posted count of our connection at that time
+	// fastSlot is the C side's key slot whose users must drop to 0 (the
+	// C side's work with the key), or -1.
+	fastSlot int
 }
 
 // invalidate drops a revoked key. Locked.
 func (e *endpoint) invalidate(peer, seg int, serial uint32) {
 	e.keys.drop(peer, seg, serial)
-	a := &pendingAck{peer: peer, seg: seg, serial: serial, marks: make([]uint64, len(e.paths))}
+	a := &pendingAck{peer: peer, seg: seg, serial: serial, marks: make([]uint64, len(e.paths)), fastSlot: e.fastKeyDrop(peer, seg, serial)}
+	if a.fastSlot >= 0 {
+		// Before the users are read (checkAcks): the C side then either
+		// counted itself before they are, or sees this and wakes us.
+		e.acksWaiting.Store(1)
+	}
 	for p := range e.paths {
 		if c := e.conns[peer*len(e.paths)+p]; c != nil {
 			a.marks[p] = c.posted
@@ -382,8 +395,16 @@ func (e *endpoint) invalidate(peer, seg int, serial uint32) {
 // checkAcks sends the confirmations whose work has completed. Locked.
 func (e *endpoint) checkAcks() {
 	keep := e.acks[:0]
+	waitFast := false
 	for _, a := range e.acks {
 		ready := true
+		if a.fastSlot >= 0 {
+			if e.fastKeyUsers(a.fastSlot) == 0 {
+				a.fastSlot = -1
+			} else {
+				ready, waitFast = false, true
+			}
+		}
 		for p, mark := range a.marks {
 			c := e.conns[a.peer*len(e.paths)+p]
 			if c != nil && c.state != connFailed && c.completed < mark {
@@ -398,6 +419,9 @@ func (e *endpoint) checkAcks() {
 	}
 	clear(e.acks[len(keep):])
 	e.acks = keep
+	if !waitFast {
+		e.acksWaiting.Store(0)
+	}
 }
 
 // invalAcked records a peer's confirmation. Locked.

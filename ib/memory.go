@@ -38,7 +38,11 @@ func MemoryUse(nprocs, contacted int) []core.MemoryItem {
 		{Table: "ib fast path", Bytes: fastBytes,
 			How: fmt.Sprintf("the C fast path's record: %d slots, a stash of %d completions, a table of %d connections (each connection's %d-byte record is counted with it)",
 				fastSlots, fastStash, fastTable, fastConnBytes)},
-		{Table: "ib key cache", Bytes: defaultKeyCache * uint64(unsafe.Sizeof(rkey{})),
-			How: fmt.Sprintf("%d remote keys (--acp-ib-key-cache) of %d bytes, allocated on the first key learnt", defaultKeyCache, unsafe.Sizeof(rkey{}))},
+		{Table: "ib key cache", Bytes: defaultKeyCache * uint64(unsafe.Sizeof(rkey{})+fastKeyBytes),
+			How: fmt.Sprintf("%d remote keys (--acp-ib-key-cache) of %d bytes, and the fast path's copy of %d bytes each, allocated on the first key learnt",
+				defaultKeyCache, unsafe.Sizeof(rkey{}), fastKeyBytes)},
+		{Table: "ib fast path registrations", Bytes: fastRegs * fastRegBytes,
+			How: fmt.Sprintf("the fast path's table of this process's registrations: %d segments of %d bytes, allocated on the first registration; only the pages of segments in use are touched",
+				fastRegs, fastRegBytes)},
 	}
 }

@@ -274,6 +274,10 @@ func (e *endpoint) resolve(c *conn, o *op) (raddr uint64, rkey uint32, st core.S
 		if k.color != d.Color {
 			return 0, 0, core.StatusBadSegment, false
 		}
+		if !k.inFast {
+			// Its slot on the C side was busy when it was learnt.
+			e.fastKeyPut(k)
+		}
 		base, size, offBase, rkey = k.base, k.size, k.offBase, k.key
 	}
 	off := d.Off

@@ -190,6 +190,94 @@ func TestStaleKeyNeverReachesOldMemory(t *testing.T) {
 	w.Close()
 }
 
+// The C fast path's work with a peer's key, or with a registration of
+// ours, holds up the unregistration until it ends: the owner frees the
+// memory only once the C side's last work request with the key completed
+// (the revocation's confirmation waits for it), and our own
+// unregistration waits for the C side's work with the region.
+func TestUnregistrationWaitsForFastPathWork(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
+	eps := endpointsOf(t, 2)
+	mem := buffer(t, 2*4096)
+	a, own := mem[:4096], mem[4096:]
+	var keyA core.GA
+	var unregistered atomic.Bool
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 1 {
+			var err error
+			if keyA, err = e.Register(unsafe.Pointer(&a[0]), uint64(len(a)), 0); err != nil {
+				return err
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		var release func()
+		if r == 0 {
+			h, err := e.Copy(keyA, starterGA(e, 0, 0), 8, core.HandleNull) // learns the key
+			if err != nil {
+				return err
+			}
+			e.Complete(h)
+			var ok bool
+			if release, ok = eps[0].holdFast(true, 1, e.Layout().Seg(keyA)); !ok {
+				return fmt.Errorf("the C side does not hold the key of A after its first use")
+			}
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		switch r {
+		case 0:
+			time.Sleep(300 * time.Millisecond)
+			if unregistered.Load() {
+				release()
+				return fmt.Errorf("rank 1 unregistered A while the C side here still used its key")
+			}
+			release()
+		case 1:
+			if err := e.Unregister(keyA); err != nil {
+				return err
+			}
+			unregistered.Store(true)
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		if r != 0 {
+			return nil
+		}
+		if !unregistered.Load() {
+			return fmt.Errorf("rank 1 did not unregister A")
+		}
+		key, err := e.Register(unsafe.Pointer(&own[0]), uint64(len(own)), 0)
+		if err != nil {
+			return err
+		}
+		release, ok := eps[0].holdFast(false, 0, e.Layout().Seg(key))
+		if !ok {
+			return fmt.Errorf("the C side does not hold our registration")
+		}
+		done := make(chan error, 1)
+		go func() { done <- e.Unregister(key) }()
+		select {
+		case err := <-done:
+			release()
+			return fmt.Errorf("our unregistration returned (%v) while the C side still used the region", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		release()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("our unregistration did not return once the C side's work ended")
+		}
+	})
+	w.Close()
+}
+
 // Out-of-bounds accesses to a registered region fail at the initiator and
 // leave the owner's memory, including the bytes around the region, alone;
 // two registrations of one range have independent keys.
