@@ -411,10 +411,11 @@ int acpib_fast_key_put(acpib_fast *x, const acpib_fastkey *k)
 
 int acpib_fast_key_drop(acpib_fast *x, int32_t peer, int32_t seg, uint32_t serial)
 {
-	if (x->keys == NULL)
+	acpib_fastkey *keys = LOAD(&x->keys);
+	if (keys == NULL)
 		return -1;
 	uint32_t s = acpib_fast_key_slot(x, peer, seg);
-	acpib_fastkey *e = &x->keys[s];
+	acpib_fastkey *e = &keys[s];
 	if (!e->valid || e->peer != peer || e->seg != seg || e->serial > serial)
 		return -1;
 	__atomic_store_n(&e->valid, 0, __ATOMIC_SEQ_CST);
@@ -423,7 +424,8 @@ int acpib_fast_key_drop(acpib_fast *x, int32_t peer, int32_t seg, uint32_t seria
 
 int32_t acpib_fast_key_users(acpib_fast *x, uint32_t s)
 {
-	return x->keys == NULL ? 0 : __atomic_load_n(&x->keys[s].users, __ATOMIC_SEQ_CST);
+	acpib_fastkey *keys = LOAD(&x->keys);
+	return keys == NULL ? 0 : __atomic_load_n(&keys[s].users, __ATOMIC_SEQ_CST);
 }
 
 int acpib_fast_hold(acpib_fast *x, int key, int32_t peer, uint32_t seg)
@@ -473,7 +475,8 @@ int acpib_fast_reg(acpib_fast *x, uint32_t seg, const acpib_fastreg *r, int vali
 
 int32_t acpib_fast_reg_users(acpib_fast *x, uint32_t seg)
 {
-	return x->regs == NULL || seg >= ACPIB_FAST_REGS ? 0 : __atomic_load_n(&x->regs[seg].users, __ATOMIC_SEQ_CST);
+	acpib_fastreg *regs = LOAD(&x->regs);
+	return regs == NULL || seg >= ACPIB_FAST_REGS ? 0 : __atomic_load_n(&regs[seg].users, __ATOMIC_SEQ_CST);
 }
 
 void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid)

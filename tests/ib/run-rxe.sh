@@ -8,7 +8,8 @@
 #      connections, stale keys, bounds, one counter hammered through every
 #      path, NIC atomics, huge registrations, a vanished peer), and those of
 #      capi/ (the conformance suite through the C fast path, which posts
-#      and completes copies of starter memory itself, and a vanished peer
+#      and completes copies to and from peers' starter memory and
+#      registrations itself, and a vanished peer
 #      of a put the C path posted);
 #   2. the basic-layer C tests at 2 and 4 ranks with ACP_TRANSPORTS=ib
 #      (ACP_IB_RXE_ALL=1: every C test at 2 and 4 ranks, middle layer too);
