@@ -694,9 +694,12 @@ static size_t bw_len(void)
 
 static size_t flag_pos(void) { return bw_len(); }
 
+/* The bandwidth buffer: the largest window, then the flag byte's line. */
+static size_t bw_buf_len(void) { return bw_len() + 64; }
+
 static void bw_setup(void)
 {
-    size_t len = bw_len() + 64;
+    size_t len = bw_buf_len();
     if (bw_starter) { /* after the pingpong's layout; smem_extra made room */
         bw_mine = acp_query_starter_ga(me) + pingpong_smem();
         bw_buf = acp_query_address(bw_mine);
@@ -1209,7 +1212,7 @@ int main(int argc, char **argv)
         fwq_ref = fwq_run();
     }
     if (bw_starter)
-        smem_extra = bw_len() + 64;
+        smem_extra = bw_buf_len();
     argv = with_starter_size(&argc, argv);
     if (acp_init(&argc, &argv) != 0) {
         fprintf(stderr, "acpbench: acp_init failed\n");

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ib_compare.sh [BUILD_DIR] [ROUNDS]
+# ib_compare.sh [BUILD_DIR] [ROUNDS] [all|bw|lat]
 #
 # libacp over the ib transport side by side with perftest on the same
 # Soft-RoCE device, in one virtual machine run (rxe-vm, from
@@ -15,7 +15,8 @@
 # queues, connection state).
 #
 # The runs alternate, ROUNDS times (default 3), so that a slow moment of the
-# machine hits both sides. Raw outputs go to BUILD_DIR/ib-compare/, and a
+# machine hits both sides. bw runs only the bandwidth pairs, lat only the
+# latency ones (pingpong, atomics), for more rounds in the same time. Raw outputs go to BUILD_DIR/ib-compare/, and a
 # table of per-size medians and ratios (libacp / perftest) is printed.
 # Needs a built tree (cmake --build BUILD_DIR; default ./build).
 set -u
@@ -23,6 +24,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
 build=$(cd "${1:-$src/build}" && pwd) || exit 1
 rounds=${2:-3}
+what=${3:-all}
+case $what in all|bw|lat) ;; *) echo "ib_compare: third argument: all, bw or lat, not $what"; exit 2;; esac
 out=$build/ib-compare
 
 if [ "${RXE_VM:-}" != 1 ]; then
@@ -31,7 +34,7 @@ if [ "${RXE_VM:-}" != 1 ]; then
   mkdir -p "$out" && cd "$out" || exit 1
   # the memory report runs from the ib tests, built here
   (cd "$src" && ${GO:-go} test -c -o "$out/ib.test" ./ib/) || echo "ib_compare: no ib test binary: memory report skipped"
-  exec "$tool" --timeout 3000 -- sh "$here/ib_compare.sh" "$build" "$rounds"
+  exec "$tool" --timeout 3000 -- sh "$here/ib_compare.sh" "$build" "$rounds" "$what"
 fi
 
 # ---- inside the VM ----
@@ -82,23 +85,40 @@ perf() { # perftest tool and options: server, then client
 
 sizes="2 8 64 512 4096 65536 262144 1048576 4194304"
 export ACP_TRANSPORTS=ib
+# Results of an earlier run (more rounds, or the other half) stay out of
+# this one's medians.
+rm -f acpbench.*.txt acpbw.*.txt acpbwst.*.txt write_lat.*.txt write_bw.*.txt atomic_lat.*.txt ib_atomic_lat.*.txt
+lat=1 bw=1
+[ "$what" = bw ] && lat=0
+[ "$what" = lat ] && bw=0
 for r in $(seq "$rounds"); do
-  echo "== round $r: acpbench pingpong"
-  timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" pingpong > "acpbench.$r.txt" 2>&1 || echo "acpbench failed (round $r)"
-  echo "== round $r: acpbench putbw"
-  timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw > "acpbw.$r.txt" 2>&1 || echo "acpbench putbw failed (round $r)"
-  echo "== round $r: acpbench putbw -starter"
-  timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw -starter -min 4096 > "acpbwst.$r.txt" 2>&1 || echo "acpbench putbw -starter failed (round $r)"
+  if [ $lat = 1 ]; then
+    echo "== round $r: acpbench pingpong"
+    timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" pingpong > "acpbench.$r.txt" 2>&1 || echo "acpbench failed (round $r)"
+  fi
+  if [ $bw = 1 ]; then
+    echo "== round $r: acpbench putbw"
+    timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw > "acpbw.$r.txt" 2>&1 || echo "acpbench putbw failed (round $r)"
+    echo "== round $r: acpbench putbw -starter"
+    timeout 600 "$acprun" -np 2 --timeout 590 "$acpbench" putbw -starter -min 4096 > "acpbwst.$r.txt" 2>&1 || echo "acpbench putbw -starter failed (round $r)"
+  fi
   for s in $sizes; do
     # acpbench's repetitions: 1000, at most 40 MiB / size
     n=$((41943040 / s)); [ $n -gt 1000 ] && n=1000; [ $n -lt 10 ] && n=10
-    echo "== round $r: ib_write_lat and ib_write_bw, $s bytes"
-    perf ib_write_lat -s "$s" -n "$n" > "write_lat.$r.$s.txt" 2>&1 || echo "ib_write_lat -s $s failed (round $r)"
-    perf ib_write_bw -s "$s" -n $((n < 200 ? 200 : n)) > "write_bw.$r.$s.txt" 2>&1 || echo "ib_write_bw -s $s failed (round $r)"
+    if [ $lat = 1 ]; then
+      echo "== round $r: ib_write_lat, $s bytes"
+      perf ib_write_lat -s "$s" -n "$n" > "write_lat.$r.$s.txt" 2>&1 || echo "ib_write_lat -s $s failed (round $r)"
+    fi
+    if [ $bw = 1 ]; then
+      echo "== round $r: ib_write_bw, $s bytes"
+      perf ib_write_bw -s "$s" -n $((n < 200 ? 200 : n)) > "write_bw.$r.$s.txt" 2>&1 || echo "ib_write_bw -s $s failed (round $r)"
+    fi
   done
-  echo "== round $r: atomics"
-  timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_lat.$r.txt" 2>&1 || echo "atomic_lat failed (round $r)"
-  perf ib_atomic_lat -n 2000 > "ib_atomic_lat.$r.txt" 2>&1 || echo "ib_atomic_lat failed (round $r)"
+  if [ $lat = 1 ]; then
+    echo "== round $r: atomics"
+    timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_lat.$r.txt" 2>&1 || echo "atomic_lat failed (round $r)"
+    perf ib_atomic_lat -n 2000 > "ib_atomic_lat.$r.txt" 2>&1 || echo "ib_atomic_lat failed (round $r)"
+  fi
 done
 
 echo "== memory per peer contacted"
@@ -112,7 +132,7 @@ fi
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { # file-glob size column: the value of a size row in each round
   # (perftest prints inf when it could not read its cycle clock: no value)
-  for f in $1; do awk -v s="$2" -v c="$3" '$1 == s && NF >= c && $c !~ /inf|nan/ { print $c; exit }' "$f"; done
+  for f in $1; do awk -v s="$2" -v c="$3" '$1 == s && NF >= c && $c !~ /inf|nan/ { print $c; exit }' "$f" 2>/dev/null; done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 # The median over the rounds of the ratio within each round: the two
@@ -130,8 +150,8 @@ echo "Medians of $rounds rounds on $dev ($(nproc) vCPUs), $(date -u +%Y-%m-%d)"
 echo
 echo "Ratios: of the medians, then (in brackets) the median of each round's own ratio."
 echo
-echo "putbw: windows in registered memory (the library's Go side posts them);"
-echo "putbw -starter: in starter memory (posted and completed from C), from 4 KiB."
+echo "putbw: windows in registered memory; putbw -starter: in starter memory,"
+echo "from 4 KiB (both posted and completed from C)."
 echo
 echo "| bytes | acpbench pingpong t[usec] | ib_write_lat t_avg | ratio | ib_write_lat t_typical | acpbench putbw MB/s | ib_write_bw MB/s | ratio | putbw -starter MB/s | ratio |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -147,8 +167,8 @@ for s in $sizes; do
   rs=$(round_ratio acpbwst write_bw "$s" 3 4)
   echo "| $s | $al | $wl | $(ratio "$al" "$wl") ($rl) | $wt | $ab | $wb | $(ratio "$ab" "$wb") ($rb) | $as | $(ratio "$as" "$wb") ($rs) |"
 done
-aa=$(for f in atomic_lat.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f"; done | median)
-ia=$(for f in ib_atomic_lat.*.txt; do awk '$1 == 8 && NF >= 6 { print $6; exit }' "$f"; done | median)
+aa=$(for f in atomic_lat.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f" 2>/dev/null; done | median)
+ia=$(for f in ib_atomic_lat.*.txt; do awk '$1 == 8 && NF >= 6 { print $6; exit }' "$f" 2>/dev/null; done | median)
 echo
 echo "| atomic (8 bytes) | libacp add8+complete t_avg[usec] | ib_atomic_lat t_avg | ratio |"
 echo "|---|---:|---:|---:|"
