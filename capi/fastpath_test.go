@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/conformance"
@@ -239,27 +238,38 @@ func TestConformanceThroughFastPathIB(t *testing.T) {
 	conformance.RunWithOps(t, "ib", viaFastPath)
 }
 
+// ibPair starts two engines over ib with 3 MiB of starter memory each and
+// returns them, their starter GAs and their starter memories (rank 0's
+// first); they close when the test ends.
+func ibPair(t *testing.T) (e, peerE *core.Engine, me, peer core.GA, mine, theirs []byte) {
+	needRDMA(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000")
+	t.Cleanup(w.Close)
+	e, peerE = w.Engines[0], w.Engines[1]
+	me, _ = e.StarterGA(0)
+	peer, _ = e.StarterGA(1)
+	return e, peerE, me, peer, e.StarterMemory(core.SegStarter), peerE.StarterMemory(core.SegStarter)
+}
+
+// waitFast waits for h through the C path, then, for a slow completion,
+// through the ordinary wait.
+func waitFast(e *core.Engine, h core.Handle) {
+	if !fastWaited(e, h) {
+		e.Complete(h)
+	}
+}
+
 // The C path must actually take puts and gets of starter memory over ib,
 // small (inline) and large (a local key), complete them itself, and leave
 // out what it cannot check: bounds, registered memory. Zero bytes need no
 // work request: they complete at once.
 func TestFastPathPostsOverIB(t *testing.T) {
-	needRDMA(t)
-	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000")
-	defer w.Close()
-	e, peerE := w.Engines[0], w.Engines[1]
-	me, _ := e.StarterGA(0)
-	peer, _ := e.StarterGA(1)
-	mine, theirs := e.StarterMemory(core.SegStarter), peerE.StarterMemory(core.SegStarter)
+	e, peerE, me, peer, mine, theirs := ibPair(t)
 	// First contact goes through Go: it makes the connection.
 	h, err := e.Copy(peer, me, 8, core.HandleNull)
 	require.NoError(t, err)
 	e.Complete(h)
-	wait := func(h core.Handle) {
-		if !fastWaited(e, h) {
-			e.Complete(h) // a slow completion: the ordinary wait takes over
-		}
-	}
+	wait := func(h core.Handle) { waitFast(e, h) }
 	for i, n := range []uint64{1, 8, 64, 4096, 1 << 20} {
 		for j := range n {
 			mine[j] = byte(i*7 + int(j))
@@ -331,14 +341,6 @@ func TestFastPathPostsOverIB(t *testing.T) {
 	}
 }
 
-// mmapped is page-aligned memory outside the Go heap, for registrations.
-func mmapped(t *testing.T, n int) []byte {
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unix.Munmap(b) })
-	return b
-}
-
 // Registered memory over ib: once the Go side has learnt a peer's key
 // (the first access), the C path posts copies to and from that
 // registration, and from and to registrations of ours, and leaves out what
@@ -346,18 +348,8 @@ func mmapped(t *testing.T, n int) []byte {
 // through Go, which fetches the key of the registration that took the
 // segment number, and the old memory is never written again.
 func TestFastPathPostsRegisteredOverIB(t *testing.T) {
-	needRDMA(t)
-	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000")
-	defer w.Close()
-	e, peerE := w.Engines[0], w.Engines[1]
-	me, _ := e.StarterGA(0)
-	peer, _ := e.StarterGA(1)
-	mine, theirs := e.StarterMemory(core.SegStarter), peerE.StarterMemory(core.SegStarter)
-	wait := func(h core.Handle) {
-		if !fastWaited(e, h) {
-			e.Complete(h)
-		}
-	}
+	e, peerE, me, peer, mine, theirs := ibPair(t)
+	wait := func(h core.Handle) { waitFast(e, h) }
 	goCopy := func(dst, src core.GA, n uint64) {
 		h, err := e.Copy(dst, src, n, core.HandleNull)
 		require.NoError(t, err)
@@ -377,49 +369,31 @@ func TestFastPathPostsRegisteredOverIB(t *testing.T) {
 	}
 	goCopy(peer, me, 8) // connects
 
-	a := mmapped(t, 2<<20)
+	a := coretest.CMem(t, 2<<20)
 	keyA, regA := register(peerE, a)
 	assert.Zero(t, fastCopy(e, regA, me, 8, core.HandleNull), "a registration whose key is not known here yet")
 	goCopy(regA, me, 8) // learns the key
 
-	ours := mmapped(t, 2<<20)
+	ours := coretest.CMem(t, 2<<20)
 	keyOurs, regOurs := register(e, ours)
+	// A put of n bytes from local to remote through the C path, then a
+	// get of them back into back, each checked.
+	roundTrip := func(what string, local []byte, localGA core.GA, remote []byte, remoteGA core.GA, back []byte, backGA core.GA, n uint64, seed int) {
+		fill(local[:n], seed)
+		h := fastCopy(e, remoteGA, localGA, n, core.HandleNull)
+		require.NotZero(t, h, "%s: put of %d bytes went through Go", what, n)
+		wait(h)
+		require.Equal(t, local[:n], remote[:n], "%s: put of %d bytes", what, n)
+		clear(back[:n])
+		h = fastCopy(e, backGA, remoteGA, n, core.HandleNull)
+		require.NotZero(t, h, "%s: get of %d bytes went through Go", what, n)
+		wait(h)
+		require.Equal(t, remote[:n], back[:n], "%s: get of %d bytes", what, n)
+	}
 	for i, n := range []uint64{1, 8, 64, 4096, 1 << 20} {
-		// starter memory -> their registration -> starter memory
-		fill(mine[:n], i)
-		h := fastCopy(e, regA+4096, me, n, core.HandleNull)
-		require.NotZero(t, h, "put of %d bytes to a peer's registration went through Go", n)
-		wait(h)
-		require.Equal(t, mine[:n], a[4096:4096+n], "put of %d bytes to a peer's registration", n)
-		clear(mine[2<<20 : 2<<20+n])
-		h = fastCopy(e, me+2<<20, regA+4096, n, core.HandleNull)
-		require.NotZero(t, h, "get of %d bytes from a peer's registration went through Go", n)
-		wait(h)
-		require.Equal(t, a[4096:4096+n], mine[2<<20:2<<20+n], "get of %d bytes from a peer's registration", n)
-
-		// our registration -> their starter memory -> our registration
-		fill(ours[:n], 50+i)
-		h = fastCopy(e, peer+8192, regOurs, n, core.HandleNull)
-		require.NotZero(t, h, "put of %d bytes from our registration went through Go", n)
-		wait(h)
-		require.Equal(t, ours[:n], theirs[8192:8192+n], "put of %d bytes from our registration", n)
-		clear(ours[1<<20 : 1<<20+n])
-		h = fastCopy(e, regOurs+1<<20, peer+8192, n, core.HandleNull)
-		require.NotZero(t, h, "get of %d bytes into our registration went through Go", n)
-		wait(h)
-		require.Equal(t, theirs[8192:8192+n], ours[1<<20:1<<20+n], "get of %d bytes into our registration", n)
-
-		// our registration <-> their registration
-		fill(ours[:n], 90+i)
-		h = fastCopy(e, regA+64, regOurs, n, core.HandleNull)
-		require.NotZero(t, h, "registration to registration, %d bytes, went through Go", n)
-		wait(h)
-		require.Equal(t, ours[:n], a[64:64+n], "registration to registration, %d bytes", n)
-		clear(ours[1<<20 : 1<<20+n])
-		h = fastCopy(e, regOurs+1<<20, regA+64, n, core.HandleNull)
-		require.NotZero(t, h, "registration from registration, %d bytes, went through Go", n)
-		wait(h)
-		require.Equal(t, a[64:64+n], ours[1<<20:1<<20+n], "registration from registration, %d bytes", n)
+		roundTrip("starter memory and a peer's registration", mine, me, a[4096:], regA+4096, mine[2<<20:], me+2<<20, n, i)
+		roundTrip("our registration and a peer's starter memory", ours, regOurs, theirs[8192:], peer+8192, ours[1<<20:], regOurs+1<<20, n, 50+i)
+		roundTrip("our registration and a peer's registration", ours, regOurs, a[64:], regA+64, ours[1<<20:], regOurs+1<<20, n, 90+i)
 	}
 	size := core.GA(len(a))
 	assert.Zero(t, fastCopy(e, regA+size-4, me, 8, core.HandleNull), "beyond the peer's registration")
@@ -432,7 +406,7 @@ func TestFastPathPostsRegisteredOverIB(t *testing.T) {
 	clear(a)
 	require.NoError(t, peerE.Unregister(keyA))
 	assert.Zero(t, fastCopy(e, regA, me, 8, core.HandleNull), "the revoked key of A")
-	b := mmapped(t, 2<<20)
+	b := coretest.CMem(t, 2<<20)
 	seg := e.Layout().Seg(keyA)
 	var keyB, regB core.GA
 	for i := 0; ; i++ {

@@ -85,14 +85,6 @@ func TestConnectionsAreLazy(t *testing.T) {
 	w.Close()
 }
 
-// buffer is memory outside the Go heap, as peers may touch it.
-func buffer(t *testing.T, n int) []byte {
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unix.Munmap(b) })
-	return b
-}
-
 // A key cached by a peer must never reach freed memory: rank 1 registers
 // A, rank 0 writes into it (and caches its key), rank 1 unregisters A and
 // registers B, which gets A's segment number again; rank 0 then writes
@@ -101,7 +93,7 @@ func TestStaleKeyNeverReachesOldMemory(t *testing.T) {
 	needDevice(t)
 	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
 	eps := endpointsOf(t, 2)
-	mem := buffer(t, 3*4096)
+	mem := coretest.CMem(t, 3*4096)
 	a, b := mem[:4096], mem[8192:]
 	var oldGA core.GA
 	var keyA core.GA
@@ -199,7 +191,7 @@ func TestUnregistrationWaitsForFastPathWork(t *testing.T) {
 	needDevice(t)
 	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
 	eps := endpointsOf(t, 2)
-	mem := buffer(t, 2*4096)
+	mem := coretest.CMem(t, 2*4096)
 	a, own := mem[:4096], mem[4096:]
 	var keyA core.GA
 	var unregistered atomic.Bool
@@ -284,7 +276,7 @@ func TestUnregistrationWaitsForFastPathWork(t *testing.T) {
 func TestRegisteredBoundsAndDoubleRegistration(t *testing.T) {
 	needDevice(t)
 	w := coretest.NewWorld(t, 2, "ib", "size-smem=65536")
-	mem := buffer(t, 3*4096)
+	mem := coretest.CMem(t, 3*4096)
 	region := mem[4096:8192]
 	var k1, k2 core.GA
 	w.Run(func(r int, e *core.Engine) error {
@@ -492,7 +484,7 @@ func TestNICAtomics(t *testing.T) {
 func TestHugeRegistrationFails(t *testing.T) {
 	needDevice(t)
 	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
-	mem := buffer(t, 2<<20)
+	mem := coretest.CMem(t, 2<<20)
 	require.NoError(t, unix.Mprotect(mem[1<<20:], unix.PROT_NONE))
 	e := w.Engines[1]
 	// Beyond the allocation: refused before the device sees it.
@@ -710,7 +702,7 @@ func TestMemlockLimitNamed(t *testing.T) {
 		t.Skip("run by tests/ib/run-rxe.sh with a low ulimit -l and without CAP_IPC_LOCK")
 	}
 	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
-	mem := buffer(t, 64<<20)
+	mem := coretest.CMem(t, 64<<20)
 	for i := 0; i < len(mem); i += 4096 {
 		mem[i] = 1
 	}

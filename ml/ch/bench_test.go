@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
 	"github.com/libacp/libacp/ml/ch"
 	_ "github.com/libacp/libacp/udp"
 )
@@ -55,7 +56,7 @@ type chPingpong struct {
 }
 
 func openPingpong(tb testing.TB, w *world) *chPingpong {
-	p := &chPingpong{w: w, bufs: [2][]byte{cmem(tb, 8), cmem(tb, 8)}}
+	p := &chPingpong{w: w, bufs: [2][]byte{coretest.CMem(tb, 8), coretest.CMem(tb, 8)}}
 	w.Run(func(r int, _ *core.Engine) error {
 		var err error
 		if p.out[r], err = w.ch[r].Create(r, 1-r); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
@@ -53,18 +52,6 @@ func newWorldOn(t testing.TB, transport string, n int, settings ...string) *worl
 func (w *world) close() {
 	w.Run(func(r int, _ *core.Engine) error { return w.seg[r].Stop() })
 	w.Close()
-}
-
-// cmem is memory outside the Go heap, as a C program's buffers are.
-func cmem(t testing.TB, n int) []byte {
-	t.Helper()
-	if n == 0 {
-		n = 1
-	}
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unix.Munmap(b) })
-	return b
 }
 
 func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
@@ -115,7 +102,7 @@ func pingPongEverySize(t *testing.T, cl string) {
 		if err != nil {
 			return err
 		}
-		sbuf, rbuf := cmem(t, maxSize), cmem(t, maxSize)
+		sbuf, rbuf := coretest.CMem(t, maxSize), coretest.CMem(t, maxSize)
 		for i, n := range sizes {
 			seed := uint64(i*10 + r)
 			fill(sbuf[:n], seed)
@@ -189,7 +176,7 @@ type msg struct{ size, recv int }
 func sendAll(t *testing.T, c *ch.Channel, msgs []msg, seed uint64, oneByOne bool) error {
 	var qs []*ch.Request
 	for i, m := range msgs {
-		b := cmem(t, m.size)
+		b := coretest.CMem(t, m.size)
 		fill(b, seed+uint64(i))
 		q, err := c.Send(ptr(b), uint64(m.size))
 		if err == nil && oneByOne {
@@ -235,7 +222,7 @@ const (
 
 // guarded is a receive buffer of n bytes followed by the guard.
 func guarded(t *testing.T, n int) []byte {
-	b := cmem(t, n+guard)
+	b := coretest.CMem(t, n+guard)
 	for k := range b {
 		b[k] = guardByte
 	}
@@ -314,7 +301,7 @@ func TestAllPairsAtOnce(t *testing.T) {
 		var bufs [][]byte
 		for p, c := range outs {
 			for k := 0; k < msgs; k++ {
-				b := cmem(t, size(r, p, k))
+				b := coretest.CMem(t, size(r, p, k))
 				fill(b, uint64(r*1000+p*100+k))
 				q, err := c.Send(ptr(b), uint64(size(r, p, k)))
 				if err != nil {
@@ -333,7 +320,7 @@ func TestAllPairsAtOnce(t *testing.T) {
 		var recvs []want
 		for p, c := range ins {
 			for k := 0; k < msgs; k++ {
-				b := cmem(t, 300000)
+				b := coretest.CMem(t, 300000)
 				q, err := c.Recv(ptr(b), 300000)
 				if err != nil {
 					return err
@@ -377,7 +364,7 @@ func TestManyMessagesInOrder(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		buf := cmem(t, 8*msgs)
+		buf := coretest.CMem(t, 8*msgs)
 		if r == 0 {
 			var qs []*ch.Request
 			for k := 0; k < msgs; k++ {
@@ -461,7 +448,7 @@ func TestCreationOrderAndEarlySends(t *testing.T) {
 			}
 			cs = append(cs, c)
 			if r == 0 {
-				b := cmem(t, 8)
+				b := coretest.CMem(t, 8)
 				le64(b, uint64(i+100))
 				if _, err := c.Send(ptr(b), 8); err != nil {
 					return err
@@ -470,7 +457,7 @@ func TestCreationOrderAndEarlySends(t *testing.T) {
 		}
 		if r == 1 {
 			for i := 4; i >= 0; i-- {
-				b := cmem(t, 8)
+				b := coretest.CMem(t, 8)
 				n, err := recv(cs[i], b)
 				if err != nil {
 					return err
@@ -497,7 +484,7 @@ func TestUnwaitedFreesAndStop(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				b := cmem(t, 100000)
+				b := coretest.CMem(t, 100000)
 				fill(b, uint64(p))
 				if _, err := c.Send(ptr(b), 100000); err != nil {
 					return err
@@ -512,7 +499,7 @@ func TestUnwaitedFreesAndStop(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		b := cmem(t, 100000)
+		b := coretest.CMem(t, 100000)
 		n, err := recv(c, b)
 		if err != nil {
 			return err
@@ -550,7 +537,7 @@ func TestStopAbandonsWhatCannotFinish(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		q, err = c.Recv(ptr(cmem(t, 8)), 8)
+		q, err = c.Recv(ptr(coretest.CMem(t, 8)), 8)
 		return err
 	})
 	w.close()
@@ -569,7 +556,7 @@ func TestCreateFreeManyTimes(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			b := cmem(t, 8)
+			b := coretest.CMem(t, 8)
 			if r == 0 {
 				le64(b, uint64(i))
 				if err := send(c, b); err != nil {
@@ -603,7 +590,7 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		b := cmem(t, 8)
+		b := coretest.CMem(t, 8)
 		if r == 0 {
 			if _, err := c.Recv(ptr(b), 8); err == nil {
 				return fmt.Errorf("receive on the sender's end succeeded")
@@ -669,7 +656,7 @@ func TestThreads(t *testing.T) {
 			wg.Add(1)
 			go func(th int) {
 				defer wg.Done()
-				b := cmem(t, 16)
+				b := coretest.CMem(t, 16)
 				for k := 0; k < msgs; k++ {
 					if r == 0 {
 						le64(b, uint64(th))
@@ -719,7 +706,7 @@ func TestBusyPeerDoesNotStall(t *testing.T) {
 			return err
 		}
 		if r == 1 {
-			b := cmem(t, big)
+			b := coretest.CMem(t, big)
 			q, err := c.Recv(ptr(b), uint64(big))
 			if err != nil {
 				return err
@@ -728,7 +715,7 @@ func TestBusyPeerDoesNotStall(t *testing.T) {
 			if _, err := q.Wait(); err != nil {
 				return err
 			}
-			small := cmem(t, 8)
+			small := coretest.CMem(t, 8)
 			for k := 0; k < 4; k++ {
 				if n, err := recv(c, small); err != nil || n != 8 {
 					return fmt.Errorf("small message %d: %d, %v", k, n, err)
@@ -737,11 +724,11 @@ func TestBusyPeerDoesNotStall(t *testing.T) {
 			return freeBoth(c)
 		}
 		start := time.Now()
-		b := cmem(t, big)
+		b := coretest.CMem(t, big)
 		if err := send(c, b); err != nil { // rendezvous: done when the peer copied it
 			return err
 		}
-		small := cmem(t, 8)
+		small := coretest.CMem(t, 8)
 		for k := 0; k < 4; k++ { // fit in the ring
 			if err := send(c, small); err != nil {
 				return err
@@ -812,7 +799,7 @@ func TestReleasedRequestsAreReused(t *testing.T) {
 	seed := func(round, j int) uint64 { return uint64(round*100 + j) }
 	w.exchange(
 		func(c *ch.Channel) error {
-			b := cmem(t, 8)
+			b := coretest.CMem(t, 8)
 			q1, err := c.Send(ptr(b), 8)
 			if err == nil {
 				err = waitRelease(q1)
@@ -831,14 +818,14 @@ func TestReleasedRequestsAreReused(t *testing.T) {
 				return err
 			}
 			return inWindows(len(msgs), func(round, j int) (*ch.Request, error) {
-				m := cmem(t, msgs[j].size)
+				m := coretest.CMem(t, msgs[j].size)
 				fill(m, seed(round, j))
 				return c.Send(ptr(m), uint64(msgs[j].size))
 			}, func(_, _ int, q *ch.Request) error { return waitRelease(q) })
 		},
 		func(c *ch.Channel) error {
 			for k := 0; k < 2; k++ {
-				q, err := c.Recv(ptr(cmem(t, 8)), 8)
+				q, err := c.Recv(ptr(coretest.CMem(t, 8)), 8)
 				if err == nil {
 					err = waitRelease(q)
 				}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
@@ -46,14 +45,6 @@ func (w *world) close() {
 	w.Close()
 }
 
-func cmem(t testing.TB, n int) []byte {
-	t.Helper()
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unix.Munmap(b) })
-	return b
-}
-
 func check(cond bool, format string, args ...any) error {
 	if !cond {
 		return fmt.Errorf(format, args...)
@@ -81,7 +72,7 @@ func fullCycle(t *testing.T, w *world) {
 	defer w.close()
 	w.Run(func(r int, e *core.Engine) error {
 		l := w.libs[r]
-		buf := cmem(t, segSize*segNum)
+		buf := coretest.CMem(t, segSize*segNum)
 		role := segbuf.Source
 		if r == 1 {
 			role = segbuf.Dest
@@ -191,7 +182,7 @@ func TestMismatchRefused(t *testing.T) {
 	w := newWorld(t, 2)
 	defer w.close()
 	w.Run(func(r int, e *core.Engine) error {
-		buf := cmem(t, 4096)
+		buf := coretest.CMem(t, 4096)
 		role := segbuf.Source
 		if r == 1 {
 			role = segbuf.Dest
@@ -214,7 +205,7 @@ func TestCreationOrder(t *testing.T) {
 		var ss []*segbuf.Segbuf
 		var bufs [][]byte
 		for i := 0; i < n; i++ {
-			buf := cmem(t, 64)
+			buf := coretest.CMem(t, 64)
 			role := segbuf.Source
 			if r == 1 {
 				role = segbuf.Dest
@@ -262,7 +253,7 @@ func TestBadInput(t *testing.T) {
 	defer w.close()
 	w.Run(func(r int, e *core.Engine) error {
 		l := w.libs[r]
-		buf := cmem(t, 64)
+		buf := coretest.CMem(t, 64)
 		p := unsafe.Pointer(&buf[0])
 		for _, c := range []struct {
 			peer       int
@@ -307,7 +298,7 @@ func TestStopUnused(t *testing.T) {
 	w := newWorld(t, 3)
 	w.Run(func(r int, e *core.Engine) error {
 		if r == 2 {
-			buf := cmem(t, 64)
+			buf := coretest.CMem(t, 64)
 			_, err := w.libs[r].CreateSegbuf(segbuf.Dest, 0, unsafe.Pointer(&buf[0]), 8, 8)
 			return err
 		}
