@@ -294,18 +294,18 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 		wake(x);
 	return h;
 
+	int64_t out;
 full:
-	if (k != NULL)
-		key_unuse(x, k);
-	if (g != NULL)
-		reg_unuse(g);
-	return ACPF_FULL;
+	out = ACPF_FULL;
+	goto unpin;
 decline:
+	out = 0;
+unpin:
 	if (k != NULL)
 		key_unuse(x, k);
 	if (g != NULL)
 		reg_unuse(g);
-	return 0;
+	return out;
 }
 
 static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
