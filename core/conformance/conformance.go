@@ -67,6 +67,7 @@ func RunWithOps(t *testing.T, transport string, ops func(e *core.Engine) Ops, se
 		{"ConcurrentIssuers", 3, nil, testConcurrentIssuers},
 		{"Reset", 3, nil, testReset},
 		{"LargeCopy", 2, []string{"size-smem=0x900000"}, testLargeCopy},
+		{"RandomOps", 3, nil, testRandomOps},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
