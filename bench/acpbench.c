@@ -134,6 +134,8 @@
 #define OVERALL_VOL    ((size_t)40 << 20)
 #define MAX_REPS       1000
 #define MAX_ROUNDS     99 /* -rounds */
+#define STR_(x)        #x
+#define STR(x)         STR_(x) /* a macro's value as a string */
 
 static size_t max_size, min_size; /* -max, -min */
 static int me, failures;
@@ -214,6 +216,13 @@ static void usage(void)
     exit(2);
 }
 
+/* An option's value that is not one: say which and what it takes. */
+static void bad_value(const char *opt, const char *val, const char *want)
+{
+    fprintf(stderr, "acpbench: %s %s: want %s\n", opt, val, want);
+    usage();
+}
+
 static const char *const modes[] = {"pingpong", "get", "putbw", "getbw", "atomic", "sync", "passive", "chpingpong", "chbw", "noise"};
 
 static int is_mode(const char *a)
@@ -232,35 +241,37 @@ static void parse_args(int argc, char **argv)
         if (strncmp(argv[i], "--acp-", 6) == 0) {
             i++; /* its value */
         } else if (strcmp(argv[i], "-max") == 0 && i + 1 < argc) {
-            max_size = strtoull(argv[++i], NULL, 0);
-            if (max_size < 1)
-                usage();
+            char *end;
+            max_size = strtoull(argv[++i], &end, 0);
+            if (*end != '\0' || max_size < 1)
+                bad_value("-max", argv[i], "a size in bytes of at least 1");
         } else if (strcmp(argv[i], "-settle") == 0 && i + 1 < argc) {
             char *end;
             settle_ms = strtod(argv[++i], &end);
             if (*end != '\0' || settle_ms < 0)
-                usage();
+                bad_value("-settle", argv[i], "milliseconds, 0 or more");
         } else if (strcmp(argv[i], "-rounds") == 0 && i + 1 < argc) {
             char *end;
-            rounds = (int)strtol(argv[++i], &end, 0);
-            if (*end != '\0' || rounds < 1 || rounds > MAX_ROUNDS)
-                usage();
+            long v = strtol(argv[++i], &end, 0);
+            if (*end != '\0' || v < 1 || v > MAX_ROUNDS)
+                bad_value("-rounds", argv[i], "a whole number from 1 to " STR(MAX_ROUNDS));
+            rounds = (int)v;
         } else if (strcmp(argv[i], "-quanta") == 0 && i + 1 < argc) {
             char *end;
             quanta = strtol(argv[++i], &end, 0);
             if (*end != '\0' || quanta < 100)
-                usage();
+                bad_value("-quanta", argv[i], "a whole number of at least 100");
         } else if (strcmp(argv[i], "-reps") == 0 && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 0);
             if (*end != '\0' || v < 1 || v > 100000000)
-                usage();
+                bad_value("-reps", argv[i], "a whole number from 1 to 100000000");
             reps_fixed = (int)v;
         } else if (strcmp(argv[i], "-min") == 0 && i + 1 < argc) {
             char *end;
             min_size = strtoull(argv[++i], &end, 0);
             if (*end != '\0')
-                usage();
+                bad_value("-min", argv[i], "a size in bytes");
         } else if (strcmp(argv[i], "-dist") == 0) {
             dist = 1;
         } else if (strcmp(argv[i], "-starter") == 0) {
@@ -268,13 +279,16 @@ static void parse_args(int argc, char **argv)
         } else if (is_mode(argv[i])) {
             bench = argv[i];
         } else {
+            fprintf(stderr, "acpbench: %s: not a benchmark or an option (or its value is missing)\n", argv[i]);
             usage();
         }
     }
     if (max_size == 0)
         max_size = strncmp(bench, "ch", 2) != 0 ? DEFAULT_MAX : DEFAULT_CH_MAX;
-    if (bw_starter && strcmp(bench, "putbw") != 0 && strcmp(bench, "getbw") != 0)
-        usage(); /* -starter places the bandwidth windows */
+    if (bw_starter && strcmp(bench, "putbw") != 0 && strcmp(bench, "getbw") != 0) {
+        fprintf(stderr, "acpbench: -starter places the windows of putbw and getbw, not of %s\n", bench);
+        usage();
+    }
 }
 
 /* ---- output --------------------------------------------------------------------- */
