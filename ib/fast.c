@@ -377,12 +377,7 @@ void acpib_fast_free(acpib_fast *x)
 
 /* ---- keys and registrations ------------------------------------------------- */
 
-/* keys.go's keyCache.slot. */
-uint32_t acpib_fast_key_slot(acpib_fast *x, int32_t peer, int32_t seg)
-{
-	uint64_t h = (uint64_t)(int64_t)peer * 0x9e3779b97f4a7c15ull ^ (uint64_t)(int64_t)seg * 0xc2b2ae3d27d4eb4full;
-	return (uint32_t)((h >> 32) % x->nkeys);
-}
+uint32_t acpib_fast_key_slot(acpib_fast *x, int32_t peer, int32_t seg) { return acpib_key_slot(x->nkeys, peer, seg); }
 
 int acpib_fast_key_put(acpib_fast *x, const acpib_fastkey *k)
 {

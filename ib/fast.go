@@ -165,6 +165,12 @@ func (e *endpoint) fastKeyUsers(s int) int {
 	return int(C.acpib_fast_key_users(e.fast, C.uint32_t(s)))
 }
 
+// cKeySlot is the C side's slot of (peer, seg) in a table of n keys
+// (tests: keyCache.slot must give the same).
+func cKeySlot(n, peer, seg int) int {
+	return int(C.acpib_key_slot(C.uint32_t(n), C.int32_t(peer), C.int32_t(seg)))
+}
+
 // holdFast counts a use of the C side's key of (peer, seg) (key true)
 // or of our registration seg, as a work request posted there would, until
 // release runs; ok false when the C side does not hold it (tests).

@@ -134,6 +134,15 @@ void acpib_fast_free(acpib_fast *x);
 /* Publishes (valid 1) or withdraws this process's starter memory seg. */
 void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid);
 
+/* The slot of the key of (peer, seg) in a table of nkeys keys: the Go
+ * side's key cache (keys.go, keyCache.slot) uses the same, so that a key
+ * it evicts is evicted here too (TestKeySlotsAgreeWithC). */
+static inline uint32_t acpib_key_slot(uint32_t nkeys, int32_t peer, int32_t seg)
+{
+	uint64_t h = (uint64_t)(int64_t)peer * 0x9e3779b97f4a7c15ull ^ (uint64_t)(int64_t)seg * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)((h >> 32) % nkeys);
+}
+
 /* The slot of the key of (peer, seg) in the key table. */
 uint32_t acpib_fast_key_slot(acpib_fast *x, int32_t peer, int32_t seg);
 

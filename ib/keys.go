@@ -245,6 +245,8 @@ type keyCache struct {
 
 func (k *keyCache) init(size int) { k.size = size }
 
+// slot: the C side's table (fast.h, acpib_key_slot) hashes alike, so that
+// a key evicted here is evicted there (TestKeySlotsAgreeWithC).
 func (k *keyCache) slot(peer, seg int) int {
 	h := uint64(peer)*0x9e3779b97f4a7c15 ^ uint64(seg)*0xc2b2ae3d27d4eb4f
 	return int((h >> 32) % uint64(k.size))

@@ -2,6 +2,7 @@ package ib
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net"
 	"syscall"
 	"testing"
@@ -212,5 +213,23 @@ func TestAtomicPathNeedsBothEnds(t *testing.T) {
 		e.forceNIC = true
 		want := c.op == core.OpAdd8 || c.op == core.OpCas8
 		assert.Equal(t, want, e.atomicKind(c.owner, c.op, target) == opNICAtomic, "forced, op %d", c.op)
+	}
+}
+
+// The Go side's key cache and the C side's copy of it put a key in the
+// same slot: a key evicted from one is evicted from the other, and a key
+// the C side refused is offered again when the Go side resolves it.
+func TestKeySlotsAgreeWithC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 7, 1024, 4096, 1 << 20} {
+		k := keyCache{}
+		k.init(n)
+		for i := range 20000 {
+			peer, seg := rng.IntN(1<<22), rng.IntN(1<<12)
+			if i < 64 {
+				peer, seg = i, i%5
+			}
+			require.Equal(t, k.slot(peer, seg), cKeySlot(n, peer, seg), "slot of peer %d, segment %d among %d", peer, seg, n)
+		}
 	}
 }
