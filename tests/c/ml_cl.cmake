@@ -3,7 +3,7 @@
 # and over UDP with injected loss, duplication and reordering at 4
 # processes. Label: cl (e.g. ctest -L cl).
 
-set(ACPCL_PROGRAMS t_ch_pairs t_ch_order t_ch_free t_ch_testch t_ch_badinput t_segbuf t_ch_starter t_ch_smemsize t_ch_abort)
+set(ACPCL_PROGRAMS t_ch_pairs t_ch_random t_ch_order t_ch_free t_ch_testch t_ch_badinput t_segbuf t_ch_starter t_ch_smemsize t_ch_abort)
 foreach(prog ${ACPCL_PROGRAMS})
   add_executable(${prog} ${prog}.c acptest.h)
   target_link_libraries(${prog} PRIVATE ACP::acp Threads::Threads ${CMAKE_DL_LIBS})
@@ -32,6 +32,7 @@ function(acpcl_test prog)
 endfunction()
 
 acpcl_test(t_ch_pairs    SMEM 4096 NPS 1 2 3 4 UDP_NP 4 FAULT_ARGS -max 262144)
+acpcl_test(t_ch_random   SMEM 4096 NPS 2 3 4 UDP_NP 4 FAULT_ARGS -rounds 8 -max 262144)
 acpcl_test(t_ch_order    SMEM 4096 NPS 1 2 3 4 UDP_NP 4)
 acpcl_test(t_ch_free     SMEM 4096 NPS 1 2 3 4 UDP_NP 4)
 acpcl_test(t_ch_testch   SMEM 4096 NPS 1 2 3 4 UDP_NP 4 ARGS -r 100 -l 64)
@@ -115,7 +116,7 @@ endif()
 # releases slots in place; the runs above keep the rings in registered
 # slabs (the 1024-byte default), where Go does everything.
 if(ACPRUN)
-  foreach(prog t_ch_pairs t_ch_order t_ch_free t_ch_testch t_ch_badinput)
+  foreach(prog t_ch_pairs t_ch_random t_ch_order t_ch_free t_ch_testch t_ch_badinput)
     foreach(np 2 4)
       add_test(NAME ${prog}_mapped_np${np}
         COMMAND ${ACPRUN} -np ${np} --timeout 120 --acp-size-smem 4096 --acp-size-smem-cl 4194304 $<TARGET_FILE:${prog}>)
