@@ -44,8 +44,11 @@ function(acp_mpi_test name mpi np)
 endfunction()
 
 # The C tests (all but the 4 GiB copy, and those whose script drives
-# acprun itself), with the starter size each needs, as in CMakeLists.txt.
+# acprun itself), with the starter size each needs, as in CMakeLists.txt;
+# and the channels on a random schedule, with the rings mapped (the C
+# fast path of channels).
 set(ACP_MPI_C_TESTS
+  "t_ch_random|4096|--acp-size-smem-cl,4194304"
   "t_init|4096|first,--acp-verbose,0,second"
   "t_starter|4096|"
   "t_copy|4194304|"
