@@ -18,7 +18,12 @@ import (
 // libs starts n engines, each with its data library; src is a registered
 // buffer per rank for values. settings add to (or override) the defaults.
 func libs(t *testing.T, n int, settings ...string) (*coretest.World, []*dl.Library, [][]byte, []core.GA) {
-	w := coretest.NewWorld(t, n, "memnet", append([]string{"size-smem-dl=1048576", "size-smem=4096"}, settings...)...)
+	return libsOn(t, "memnet", n, settings...)
+}
+
+// libsOn is libs over the named transport.
+func libsOn(t *testing.T, transport string, n int, settings ...string) (*coretest.World, []*dl.Library, [][]byte, []core.GA) {
+	w := coretest.NewWorld(t, n, transport, append([]string{"size-smem-dl=1048576", "size-smem=4096"}, settings...)...)
 	ls := make([]*dl.Library, n)
 	bufs := make([][]byte, n)
 	gas := make([]core.GA, n)

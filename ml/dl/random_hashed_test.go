@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,12 +27,7 @@ import (
 // ACP_RANDOM_DL_SEED=N draws other operations; a failure names the seed
 // and the operation.
 func TestRandomHashed(t *testing.T) {
-	seed := uint64(20261128)
-	if v := os.Getenv("ACP_RANDOM_DL_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		require.NoError(t, err, "ACP_RANDOM_DL_SEED")
-		seed = n
-	}
+	seed := randomSeed(t)
 	// Over udp every step is some hundred round trips: fewer steps.
 	for _, c := range []struct {
 		transport string
@@ -104,20 +97,7 @@ func (c *hashedUnderTest) mergeFrom(src *hashedUnderTest, local bool, r int) []s
 
 func randomHashed(t *testing.T, transport string, seed uint64, steps int) {
 	const n, nkeys, keyRoom, valueBase = 3, 40, 32, 2048
-	w := coretest.NewWorld(t, n, transport, "size-smem-dl=4194304", "size-smem=4096")
-	ls := make([]*dl.Library, n)
-	mem := make([][]byte, n)
-	gas := make([]core.GA, n)
-	w.Run(func(r int, e *core.Engine) (err error) {
-		ls[r], err = dl.Start(e)
-		mem[r] = e.StarterMemory(core.SegStarter)
-		gas[r], _ = e.StarterGA(r)
-		return err
-	})
-	defer func() {
-		w.Run(func(r int, e *core.Engine) error { ls[r].Stop(); return nil })
-		w.Close()
-	}()
+	w, ls, mem, gas := libsOn(t, transport, n, "size-smem-dl=4194304")
 	rng := rand.New(rand.NewPCG(seed, 23))
 	// The same keys at the same offsets on every rank; values above.
 	keys := make([]string, nkeys)

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,12 +26,7 @@ import (
 // ACP_RANDOM_DL_SEED=N draws other operations; a failure names the seed
 // and the operation.
 func TestRandomLists(t *testing.T) {
-	seed := uint64(20261128)
-	if v := os.Getenv("ACP_RANDOM_DL_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		require.NoError(t, err, "ACP_RANDOM_DL_SEED")
-		seed = n
-	}
+	seed := randomSeed(t)
 	for _, c := range []struct {
 		transport string
 		steps     int
@@ -44,20 +37,7 @@ func TestRandomLists(t *testing.T) {
 
 func randomLists(t *testing.T, transport string, seed uint64, steps int) {
 	const n, nvalues, valueRoom = 3, 12, 64
-	w := coretest.NewWorld(t, n, transport, "size-smem-dl=4194304", "size-smem=4096")
-	ls := make([]*dl.Library, n)
-	mem := make([][]byte, n)
-	gas := make([]core.GA, n)
-	w.Run(func(r int, e *core.Engine) (err error) {
-		ls[r], err = dl.Start(e)
-		mem[r] = e.StarterMemory(core.SegStarter)
-		gas[r], _ = e.StarterGA(r)
-		return err
-	})
-	defer func() {
-		w.Run(func(r int, e *core.Engine) error { ls[r].Stop(); return nil })
-		w.Close()
-	}()
+	w, ls, mem, gas := libsOn(t, transport, n, "size-smem-dl=4194304")
 	rng := rand.New(rand.NewPCG(seed, 29))
 	// A few values (so that remove and unique find equal ones), stored at
 	// the same offsets on every rank.

@@ -28,15 +28,22 @@ import (
 // ACP_RANDOM_DL_SEED=N draws other operations (a soak); a failure names
 // the seed and the operation.
 func TestRandomSequences(t *testing.T) {
-	seed := uint64(20261128)
-	if v := os.Getenv("ACP_RANDOM_DL_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		require.NoError(t, err, "ACP_RANDOM_DL_SEED")
-		seed = n
-	}
+	seed := randomSeed(t)
 	for _, transport := range []string{"memnet", "shm", "udp"} {
 		t.Run(transport, func(t *testing.T) { randomSequences(t, transport, seed) })
 	}
+}
+
+// randomSeed is ACP_RANDOM_DL_SEED, or the seed the random tests draw
+// with by default.
+func randomSeed(t *testing.T) uint64 {
+	v := os.Getenv("ACP_RANDOM_DL_SEED")
+	if v == "" {
+		return 20261128
+	}
+	n, err := strconv.ParseUint(v, 0, 64)
+	require.NoError(t, err, "ACP_RANDOM_DL_SEED")
+	return n
 }
 
 // seqModel is what a sequence container holds.
@@ -56,21 +63,9 @@ func (m *seqModel) erase(at int, n uint64) {
 }
 
 func randomSequences(t *testing.T, transport string, seed uint64) {
-	const n, steps, srcBytes = 3, 400, 4096
-	w := coretest.NewWorld(t, n, transport, "size-smem-dl=4194304", fmt.Sprintf("size-smem=%d", srcBytes))
-	ls := make([]*dl.Library, n)
-	src := make([][]byte, n) // each rank's starter memory: the bytes operations read
-	gas := make([]core.GA, n)
-	w.Run(func(r int, e *core.Engine) (err error) {
-		ls[r], err = dl.Start(e)
-		src[r] = e.StarterMemory(core.SegStarter)
-		gas[r], _ = e.StarterGA(r)
-		return err
-	})
-	defer func() {
-		w.Run(func(r int, e *core.Engine) error { ls[r].Stop(); return nil })
-		w.Close()
-	}()
+	const n, steps = 3, 400
+	w, ls, src, gas := libsOn(t, transport, n, "size-smem-dl=4194304")
+	srcBytes := len(src[0]) // the starter memory: where operations read from
 	rng := rand.New(rand.NewPCG(seed, 17))
 	for r := range n {
 		for i := range src[r] {
