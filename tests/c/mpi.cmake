@@ -48,6 +48,7 @@ endfunction()
 # and the channels on a random schedule, with the rings mapped (the C
 # fast path of channels).
 set(ACP_MPI_C_TESTS
+  "t_random|65536|"
   "t_ch_random|4096|--acp-size-smem-cl,4194304"
   "t_init|4096|first,--acp-verbose,0,second"
   "t_starter|4096|"
