@@ -981,23 +981,35 @@ static void atomic_latency(int nprocs)
     const char *names[] = {"acp_cas8", "acp_add8", "acp_swap4"};
     if (me == 0) {
         print_title("Atomics (fetch to the caller)", nprocs);
-        printf("%13s%13s%13s\n", "#operation", "#repetitions", "t[usec]");
+        printf("%13s%13s%13s", "#operation", "#repetitions", "t[usec]");
+        if (dist)
+            print_trip_titles();
+        printf("\n");
     }
+    double *times = dist && me == 0 ? trip_buffer(reps) : NULL;
     for (int k = 0; k < 3; k++) {
         acp_sync();
         if (me == 0) {
-            double t0 = 0;
+            double t0 = 0, tprev = 0;
             for (int i = 0; i < warm + reps; i++) {
                 if (i == warm)
-                    t0 = now();
+                    tprev = t0 = now();
                 acp_handle_t h = k == 0 ? acp_cas8(mine + 64, word, (uint64_t)i, (uint64_t)i + 1, ACP_HANDLE_NULL)
                                : k == 1 ? acp_add8(mine + 64, word + 8, 1, ACP_HANDLE_NULL)
                                         : acp_swap4(mine + 72, word + 16, (uint32_t)i, ACP_HANDLE_NULL);
                 if (h == ACP_HANDLE_NULL)
                     exit(1);
                 acp_complete(h);
+                if (times != NULL && i >= warm) {
+                    double t1 = now();
+                    times[i - warm] = t1 - tprev;
+                    tprev = t1;
+                }
             }
-            printf("%13s%13d%13.3f\n", names[k], reps, (now() - t0) / reps * 1e6);
+            printf("%13s%13d%13.3f", names[k], reps, (now() - t0) / reps * 1e6);
+            if (times != NULL)
+                print_trip_spread(spread_of(times, reps, 1));
+            printf("\n");
             fflush(stdout);
         }
         acp_sync();

@@ -39,13 +39,17 @@ static double *trip_buffer(int n)
     return v;
 }
 
-/* The spread of n round trips v (sorted in place), halved. */
-static trip_spread_t trip_spread(double *v, int n)
+/* The spread of n times v (sorted in place), each multiplied by scale. */
+static trip_spread_t spread_of(double *v, int n, double scale)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_trip);
     int k = (int)(0.99 * (n - 1) + 0.5);
-    return (trip_spread_t){v[0] / 2, (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 2, v[k] / 2, v[n - 1] / 2};
+    return (trip_spread_t){v[0] * scale, (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) * scale, v[k] * scale,
+                           v[n - 1] * scale};
 }
+
+/* The spread of n round trips v (sorted in place), halved. */
+static trip_spread_t trip_spread(double *v, int n) { return spread_of(v, n, 0.5); }
 
 /* The column titles and one row's columns, in microseconds. */
 static void print_trip_titles(void) { printf("%13s%13s%13s%13s", "t_min", "t_p50", "t_p99", "t_max"); }
