@@ -185,20 +185,25 @@ func TestConcurrentRemoteMalloc(t *testing.T) {
 			}
 		}
 	}
+	gas := make([]core.GA, len(live))
+	for i, b := range live {
+		gas[i] = b.ga
+	}
+	freeAllThenWhole(w, ss, gas, 1<<16)
+}
+
+// freeAllThenWhole frees the blocks (rank r the r-th of every n), then
+// checks that every heap of size bytes is one free block again.
+func freeAllThenWhole(w *coretest.World, ss []*heap.Scratch, blocks []core.GA, size uint64) {
+	n := len(w.Engines)
 	w.Run(func(r int, e *core.Engine) error {
 		a, err := ss[r].Begin()
 		if err != nil {
 			return err
 		}
 		defer a.End()
-		mu.Lock()
-		var mine []core.GA
-		for i := r; i < len(live); i += n {
-			mine = append(mine, live[i].ga)
-		}
-		mu.Unlock()
-		for _, g := range mine {
-			if err := heap.Free(a, g); err != nil {
+		for i := r; i < len(blocks); i += n {
+			if err := heap.Free(a, blocks[i]); err != nil {
 				return err
 			}
 		}
@@ -211,7 +216,7 @@ func TestConcurrentRemoteMalloc(t *testing.T) {
 		}
 		defer a.End()
 		d, _ := e.StarterGADL(r)
-		all, err := heap.Malloc(a, (1<<16-16)&^7-96, r)
+		all, err := heap.Malloc(a, (size-16)&^7-96, r)
 		if err != nil {
 			return fmt.Errorf("heap of rank %d is not one block again: %v", r, err)
 		}

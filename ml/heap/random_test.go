@@ -111,34 +111,10 @@ func TestRandomMallocAndFree(t *testing.T) {
 				"blocks %#x (%d bytes) and %#x (%d bytes) overlap", x.ga, x.size, y.ga, y.size)
 		}
 	}
-	w.Run(func(r int, e *core.Engine) error {
-		a, err := ss[r].Begin()
-		if err != nil {
-			return err
-		}
-		defer a.End()
-		for i := r; i < len(live); i += n {
-			if err := heap.Free(a, live[i].ga); err != nil {
-				return err
-			}
-		}
-		return e.Sync()
-	})
-	w.Run(func(r int, e *core.Engine) error {
-		a, err := ss[r].Begin()
-		if err != nil {
-			return err
-		}
-		defer a.End()
-		d, _ := e.StarterGADL(r)
-		all, err := heap.Malloc(a, (1<<16-16)&^7-96, r)
-		if err != nil {
-			return fmt.Errorf("heap of rank %d is not one block again: %v", r, err)
-		}
-		if all != d+96 {
-			return fmt.Errorf("whole-heap block at %#x, want %#x", all, d+96)
-		}
-		return heap.Free(a, all)
-	})
+	gas := make([]core.GA, len(live))
+	for i, b := range live {
+		gas[i] = b.ga
+	}
+	freeAllThenWhole(w, ss, gas, 1<<16)
 	t.Logf("%d blocks live at the end; the heaps were full %d times", len(live), full)
 }
