@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -40,7 +38,7 @@ import (
 // others and ACP_RANDOM_OPS_BATCHES=N sets how many batches (a soak: run
 // the suite with many seeds), and a failure names the seed.
 func testRandomOps(t *testing.T, w *coretest.World, s suite) {
-	seed, batches := envNumber(t, "ACP_RANDOM_OPS_SEED", 20261128), envNumber(t, "ACP_RANDOM_OPS_BATCHES", 400)
+	seed, batches := coretest.EnvNumber(t, "ACP_RANDOM_OPS_SEED", 20261128), coretest.EnvNumber(t, "ACP_RANDOM_OPS_BATCHES", 400)
 	m := newRandomModel(t, w)
 	rng := rand.New(rand.NewPCG(seed, uint64(len(w.Engines))))
 	var copies, atomics, third, refused, errored, swaps int
@@ -120,17 +118,6 @@ func testRandomOps(t *testing.T, w *coretest.World, s suite) {
 	})
 	t.Logf("%d batches: %d copies, %d atomics, %d of them third-party; invalid ones: %d refused at the call, %d completed with an error; %d registrations swapped under their segment",
 		batches, copies, atomics, third, refused, errored, swaps)
-}
-
-// envNumber is the variable's number, or def when it is not set.
-func envNumber(t *testing.T, name string, def uint64) uint64 {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseUint(v, 0, 64)
-	require.NoError(t, err, name)
-	return n
 }
 
 // randomEnd is one end of an operation: starter memory (reg 0) or the

@@ -1,6 +1,8 @@
 package coretest
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,4 +21,18 @@ func CMem(t testing.TB, n int) []byte {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = unix.Munmap(b) })
 	return b
+}
+
+// EnvNumber is the environment variable's number (decimal or 0x hex), or
+// def when it is not set: how the random tests take another seed or
+// length for a soak.
+func EnvNumber(t testing.TB, name string, def uint64) uint64 {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseUint(v, 0, 64)
+	require.NoError(t, err, name)
+	return n
 }

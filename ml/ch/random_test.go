@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
@@ -28,12 +24,7 @@ import (
 // ACP_RANDOM_CH_SEED=N draws other schedules (a soak); a failure names
 // the seed.
 func TestRandomSchedules(t *testing.T) {
-	seed := uint64(20261128)
-	if v := os.Getenv("ACP_RANDOM_CH_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		require.NoError(t, err, "ACP_RANDOM_CH_SEED")
-		seed = n
-	}
+	seed := coretest.EnvNumber(t, "ACP_RANDOM_CH_SEED", 20261128)
 	for _, c := range []struct{ name, transport, settings string }{
 		{"memnet", "memnet", "memnet-shuffle=1"},
 		{"memnet, rings in starter memory", "memnet", "size-smem-cl=1048576"},

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,22 +26,10 @@ import (
 // ACP_RANDOM_DL_SEED=N draws other operations (a soak); a failure names
 // the seed and the operation.
 func TestRandomSequences(t *testing.T) {
-	seed := randomSeed(t)
+	seed := coretest.EnvNumber(t, "ACP_RANDOM_DL_SEED", 20261128)
 	for _, transport := range []string{"memnet", "shm", "udp"} {
 		t.Run(transport, func(t *testing.T) { randomSequences(t, transport, seed) })
 	}
-}
-
-// randomSeed is ACP_RANDOM_DL_SEED, or the seed the random tests draw
-// with by default.
-func randomSeed(t *testing.T) uint64 {
-	v := os.Getenv("ACP_RANDOM_DL_SEED")
-	if v == "" {
-		return 20261128
-	}
-	n, err := strconv.ParseUint(v, 0, 64)
-	require.NoError(t, err, "ACP_RANDOM_DL_SEED")
-	return n
 }
 
 // seqModel is what a sequence container holds.
