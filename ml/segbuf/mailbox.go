@@ -21,8 +21,8 @@ import (
 // drain consumes the records that arrived in our mailbox and gives them to
 // the endpoints waiting for them.
 func (l *Lib) drain() (changed bool) {
-	// Only this process writes the head word (under l.mu); peers read it
-	// with atomics.
+	// Only this process writes the head word (under l.mu, by moveHead);
+	// peers read it with atomics.
 	head := l.word(offMboxHead)
 	slot := func(t uint64) *uint64 { return l.word(offSlots + 8*(t%l.slots)) }
 	if atomic.LoadUint64(slot(atomic.LoadUint64(head))) == 0 {
@@ -40,7 +40,7 @@ func (l *Lib) drain() (changed bool) {
 		// Empty the slot before the head shows room: a writer that sees the
 		// new head may swap its record in at once.
 		atomic.StoreUint64(w, 0)
-		atomic.StoreUint64(head, h+1)
+		l.moveHead(h + 1)
 		ga := core.GA(rec &^ kindMask)
 		k := recordKey{rank: l.e.QueryRank(ga), kind: Kind(rec & kindMask)}
 		if k.rank < 0 || k.rank == l.me || (k.kind != KindSegbuf && k.kind != KindChannel) {
@@ -52,6 +52,25 @@ func (l *Lib) drain() (changed bool) {
 	}
 	l.matchLocked()
 	return changed
+}
+
+// moveHead stores the mailbox's new head with an atomic of the engine,
+// not a store: peers read the word with atomics at any time, and where an
+// adapter executes those (--acp-ib-atomics nic) a CPU store is not atomic
+// with them: a fetch-and-add of 0 that read the old head writes it back
+// over the new one, and the mailbox would stall. A slot's store needs
+// none of this: no peer touches the slot until it has read the new head.
+func (l *Lib) moveHead(v uint64) {
+	h, err := l.e.Atomic(core.OpSwap8, l.trash(), l.base+offMboxHead, v, 0, core.HandleNull)
+	if err == nil {
+		l.e.Complete(h)
+	}
+	if err != nil || l.e.Failed(h) {
+		// Our own starter memory cannot refuse an atomic; should it ever,
+		// the store keeps the mailbox moving where CPU atomics serve peers.
+		l.e.Logf(1, "communication library: moving the mailbox head by an atomic failed (%v); stored instead", err)
+		atomic.StoreUint64(l.word(offMboxHead), v)
+	}
 }
 
 // matchLocked gives records to waiting source endpoints, oldest first.
