@@ -9,6 +9,7 @@
 #   acpbench putbw      (windowed puts)      vs  ib_write_bw -s SIZE
 #     (from registered memory, and with -starter from starter memory)
 #   acp_add8 + acp_complete on a peer's word vs  ib_atomic_lat
+#     (the owner's CPU executes it, and with --acp-ib-atomics nic the adapter)
 #
 # and, once, the memory a process spends on the transport and per peer
 # contacted (the ib tests' memory report: queue pairs, mapped verbs
@@ -87,7 +88,7 @@ sizes="2 8 64 512 4096 65536 262144 1048576 4194304"
 export ACP_TRANSPORTS=ib
 # Results of an earlier run (more rounds, or the other half) stay out of
 # this one's medians.
-rm -f acpbench.*.txt acpbw.*.txt acpbwst.*.txt write_lat.*.txt write_bw.*.txt atomic_lat.*.txt ib_atomic_lat.*.txt
+rm -f acpbench.*.txt acpbw.*.txt acpbwst.*.txt write_lat.*.txt write_bw.*.txt atomic_lat.*.txt atomic_nic.*.txt ib_atomic_lat.*.txt
 lat=1 bw=1
 [ "$what" = bw ] && lat=0
 [ "$what" = lat ] && bw=0
@@ -117,6 +118,7 @@ for r in $(seq "$rounds"); do
   if [ $lat = 1 ]; then
     echo "== round $r: atomics"
     timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_lat.$r.txt" 2>&1 || echo "atomic_lat failed (round $r)"
+    ACP_IB_ATOMICS=nic timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_nic.$r.txt" 2>&1 || echo "atomic_lat --acp-ib-atomics nic failed (round $r)"
     perf ib_atomic_lat -n 2000 > "ib_atomic_lat.$r.txt" 2>&1 || echo "ib_atomic_lat failed (round $r)"
   fi
 done
@@ -172,7 +174,9 @@ ia=$(for f in ib_atomic_lat.*.txt; do awk '$1 == 8 && NF >= 6 { print $6; exit }
 echo
 echo "| atomic (8 bytes) | libacp add8+complete t_avg[usec] | ib_atomic_lat t_avg | ratio |"
 echo "|---|---:|---:|---:|"
-echo "| fetch-and-add | $aa | $ia | $(ratio "$aa" "$ia") |"
+an=$(for f in atomic_nic.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f" 2>/dev/null; done | median)
+echo "| fetch-and-add (owner's CPU, the default) | $aa | $ia | $(ratio "$aa" "$ia") |"
+echo "| fetch-and-add, --acp-ib-atomics nic | $an | $ia | $(ratio "$an" "$ia") |"
 echo
 echo "Memory (rank 0 of 1+N processes, N peers contacted):"
 grep 'peers contacted' memory.txt | sed 's/^ *rxe_test.go:[0-9]*: //'

@@ -283,6 +283,31 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
 /* Operation numbers of core.AtomicOp: odd = 4 bytes, even = 8 bytes. */
 enum { CAS4 = 1, CAS8, SWAP4, SWAP8, ADD4, ADD8, XOR4, XOR8, OR4, OR8, AND4, AND8 };
 
+/* An 8-byte atomic when a device executes every one (ACPF_DEV_ATOMICS):
+ * the transport's C code posts fetch-and-add and compare-and-swap on a
+ * word of starter memory (any rank's, ours included) whose old value goes
+ * to our memory; everything else, and whatever it declines, goes to Go.
+ * A full queue declines too: an atomic is one work request, and Go waits
+ * for room. */
+static acp_handle_t device_atomic(char *f, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b)
+{
+    acpf_remote *r = remote(f);
+    acpf_end ta, da;
+    if (r == NULL || r->atomic == NULL || (op != ADD8 && op != CAS8) || !program_starter_of(f, src, &ta) ||
+        !program_end_of(f, dst, &da) || da.rank != (int)LOAD(U32(f, ACPF_ME)))
+        return ACP_HANDLE_NULL;
+    void *res = NULL;
+    const acpf_end *mine = NULL;
+    if (da.seg >= SEG_FIRST_USER)
+        mine = &da;
+    else if ((res = reach_at(f, &da, 8)) == NULL)
+        return ACP_HANDLE_NULL;
+    if (LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH)))
+        return ACP_HANDLE_NULL;
+    int64_t h = r->atomic(r, f, take, op == CAS8, &ta, src, res, mine, a, b);
+    return h > 0 ? (acp_handle_t)h : ACP_HANDLE_NULL;
+}
+
 acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order)
 {
     char *f = state_of(state);
@@ -291,6 +316,9 @@ acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uin
     uint64_t w = (op % 2) ? 4 : 8;
     if ((dst | src) % w)
         return ACP_HANDLE_NULL;
+    /* 8-byte atomics executed by a device: none may be a CPU atomic. */
+    if (w == 8 && LOAD(U32(f, ACPF_DEV_ATOMICS)))
+        return device_atomic(f, op, dst, src, a, b);
     void *t = program_reach(f, src, w), *r = program_reach(f, dst, w);
     if (t == NULL || r == NULL || ((uintptr_t)t | (uintptr_t)r) % w)
         return ACP_HANDLE_NULL;

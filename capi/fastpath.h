@@ -48,6 +48,7 @@
 #define ACPF_BAR_MINE    320
 #define ACPF_BAR_PEERS   328
 #define ACPF_WAITING     400
+#define ACPF_DEV_ATOMICS 404
 #define ACPF_REMOTE      408
 #define ACPF_TABLE       512
 #define ACPF_ENTRY_SIZE  48

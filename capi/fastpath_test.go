@@ -238,6 +238,23 @@ func TestConformanceThroughFastPathIB(t *testing.T) {
 	conformance.RunWithOps(t, "ib", viaFastPath)
 }
 
+// With --acp-ib-atomics nic the ib transport's C code also posts 8-byte
+// fetch-and-add and compare-and-swap on starter memory, the caller's own
+// through its loopback connection, and leaves the other atomics to Go.
+func TestConformanceThroughFastPathNICAtomicsIB(t *testing.T) {
+	needRDMA(t)
+	conformance.RunWithOps(t, "ib", viaFastPath, "ib-atomics=nic")
+}
+
+// Same-host ranks copy through shared memory while the adapter executes
+// every 8-byte atomic (--acp-ib-atomics nic), on mapped starter memory
+// too: the C fast path must leave those atomics to Go, which sends them to
+// ib.
+func TestConformanceNICAtomicsWithShmIB(t *testing.T) {
+	needRDMA(t)
+	conformance.RunWithOps(t, "shm,ib", viaFastPath, "ib-atomics=nic")
+}
+
 // ibPair starts two engines over ib with 3 MiB of starter memory each and
 // returns them, their starter GAs and their starter memories (rank 0's
 // first); they close when the test ends.

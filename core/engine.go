@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +83,12 @@ type Engine struct {
 	mappers []Mapper        // per entry of trs: its Mapper ability, or nil
 	polled  []Transport     // the ones that reach at least one peer
 	route   []uint8         // peer → index into trs
+	// The transport that executes the job's 8-byte atomics on its device
+	// for every placement (DeviceAtomics), or nil: then atomics on memory
+	// this thread can touch are CPU atomics, and the owner's CPU serves
+	// the rest.
+	devAtom  DeviceAtomics
+	devAtomT Transport
 
 	q        queue
 	bar      barrier
@@ -493,6 +500,9 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 		e.route[p] = uint8(chosen)
 		counts[chosen]++
 	}
+	if err := e.chooseDeviceAtomics(books); err != nil {
+		return err
+	}
 	var parts []string
 	for i, t := range e.trs {
 		if counts[i] > 0 {
@@ -500,8 +510,43 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 			e.polled = append(e.polled, t)
 		}
 	}
+	if e.devAtomT != nil && !slices.Contains(e.polled, e.devAtomT) {
+		e.polled = append(e.polled, e.devAtomT) // a wait polls it for its atomics
+	}
 	e.Logf(1, "transports: %s", strings.Join(parts, ", "))
 	return nil
+}
+
+// chooseDeviceAtomics finds the transport, if any, that executes the
+// job's 8-byte atomics on its device (DeviceAtomics). It must reach every
+// process, since no atomic of that width may run as a CPU atomic anywhere.
+func (e *Engine) chooseDeviceAtomics(books []AddressBook) error {
+	for i := range e.slots {
+		sl := e.slots[i]
+		d, ok := sl.t.(DeviceAtomics)
+		if sl.t == nil || !ok || !d.DeviceAtomic(OpAdd8) {
+			continue
+		}
+		if e.devAtom != nil {
+			return fmt.Errorf("%s and %s both execute atomics on their devices; choose one (%s)", e.devAtom.(Transport).Name(), sl.t.Name(), d.DeviceAtomicsSetting())
+		}
+		for p := 0; p < e.nprocs; p++ {
+			if !books[i].Present(p) {
+				return fmt.Errorf("%s executes every 8-byte atomic on its device (%s), so every process must open it, but process %d did not: include %s in --acp-transports / ACP_TRANSPORTS everywhere, or drop %s",
+					sl.t.Name(), d.DeviceAtomicsSetting(), p, sl.t.Name(), d.DeviceAtomicsSetting())
+			}
+		}
+		e.devAtom = d
+		e.devAtomT = sl.t
+		e.q.fast.u32(fastDevAtomics).Store(1)
+		e.Logf(1, "atomics: 8-byte ones on the %s device (%s), 4-byte ones on the owner's CPU", sl.t.Name(), d.DeviceAtomicsSetting())
+	}
+	return nil
+}
+
+// deviceAtomic reports whether op goes to the device (DeviceAtomics).
+func (e *Engine) deviceAtomic(op AtomicOp) bool {
+	return e.devAtom != nil && e.devAtom.DeviceAtomic(op)
 }
 
 // oversubscription counts the processes of this host; when they outnumber

@@ -51,6 +51,7 @@ const (
 	fastBarPeers     = 328 // fastBarMaxRounds × uint64: the slot we write in each round, mapped here
 	fastBarMaxRounds = 8
 	fastWaiting      = 400 // uint32: operations waiting for their start condition (queue.waiting; under the lock)
+	fastDevAtomics   = 404 // uint32: 1 when 8-byte atomics go to a device (Engine.devAtom): the C side leaves them to Go
 	fastRemote       = 408 // uint64: address of a transport's acpf_remote (core/fastremote.h), or 0
 	fastTable        = 512 // per table rank: 3 × (base u64, size u64)
 	fastEntrySize    = 48

@@ -67,6 +67,13 @@ struct acpf_remote {
 	 * what remains: completions wait for it, or none of the C code's
 	 * operations is in flight (a wait then enters Go at once). */
 	int (*poll)(acpf_remote *r, int64_t *handles, int max, int *pending);
+	/* Starts an 8-byte fetch-and-add (cas 0: add a) or compare-and-swap
+	 * (cas 1: a expected, b new) on the word at remote, whose old value
+	 * goes to the local end as by a get of 8 bytes. Only when the engine
+	 * sends every 8-byte atomic to this transport's device (fast state
+	 * ACPF_DEV_ATOMICS); remote may then be this process. NULL: never. */
+	int64_t (*atomic)(acpf_remote *r, void *state, acpf_take_fn take, int cas, const acpf_end *remote, uint64_t ga,
+	                  void *local, const acpf_end *mine, uint64_t a, uint64_t b);
 };
 
 #endif

@@ -135,7 +135,8 @@ func (e *Engine) AtomicFor(r *Report, op AtomicOp, result, target GA, a, b uint6
 		return HandleNull, fmt.Errorf("%s result GA %#x is not %d-byte aligned", op, uint64(result), w)
 	}
 	me := e.Rank()
-	if e.q.readyNow(order) {
+	dev := e.deviceAtomic(op)
+	if !dev && e.q.readyNow(order) {
 		if h, err := e.atomicNow(op, result, target, a, b, dr, sr, me); h != HandleNull || err != nil {
 			return h, err
 		}
@@ -157,6 +158,11 @@ func (e *Engine) AtomicFor(r *Report, op AtomicOp, result, target GA, a, b uint6
 	sDirect := sr == me || e.mapped(e.peerOf(sr), target, w) != nil
 	c := cmd{op: op, dst: result, src: target, size: w, a: a, b: b, report: r}
 	switch {
+	case dev && dDirect:
+		// The device executes it wherever the target is, here included.
+		c.kind, c.peer = kindAtomicFetch, e.peerOf(sr)
+	case dev:
+		c.kind, c.peer = kindDevAtomicPush, e.peerOf(dr)
 	case dDirect && sDirect:
 		c.kind = kindLocalAtomic
 	case sDirect:
@@ -383,7 +389,16 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 			return fmt.Errorf("%s result: %v", c.op, e.accessErr(StatusFault, c.dst, c.size, -1)), true
 		}
 		c.at, c.pin = d, dr
-		e.transportTo(c.peer).Atomic(c.peer, c.op, c.src, c.a, c.b, c)
+		if e.deviceAtomic(c.op) {
+			e.devAtomT.Atomic(c.peer, c.op, c.src, c.a, c.b, c)
+		} else {
+			e.transportTo(c.peer).Atomic(c.peer, c.op, c.src, c.a, c.b, c)
+		}
+		return nil, false
+
+	case kindDevAtomicPush:
+		// As kindAtomicPush: the result location is checked first.
+		e.transportTo(c.peer).Get(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, devResultChecked{c})
 		return nil, false
 
 	case kindCopyRemote, kindAtomicRemote:
@@ -411,6 +426,36 @@ func (r resultChecked) OnComplete(_ uint64, err error) {
 	}
 	c.word = old
 	c.e.transportTo(c.peer).Put(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, c)
+}
+
+// devResultChecked continues a kindDevAtomicPush once the result's owner
+// accepted a read of the result location: the device executes the atomic
+// at the target's owner (devApplied), then the old value is put there.
+type devResultChecked struct{ c *cmd }
+
+func (r devResultChecked) OnComplete(_ uint64, err error) {
+	c := r.c
+	if err != nil {
+		c.OnComplete(0, err)
+		return
+	}
+	c.e.devAtomT.Atomic(c.e.peerOf(c.e.layout.Rank(c.src)), c.op, c.src, c.a, c.b, devApplied{c})
+}
+
+type devApplied struct{ c *cmd }
+
+func (r devApplied) OnComplete(val uint64, err error) {
+	c, e := r.c, r.c.e
+	if err != nil {
+		if ae, ok := err.(*AccessError); ok && ae.Rank < 0 {
+			ae.Rank, ae.GA, ae.Size = e.layout.Rank(c.src), c.src, c.size
+			e.hint(ae)
+		}
+		e.q.complete(c, err)
+		return
+	}
+	c.word = val
+	e.transportTo(c.peer).Put(c.peer, c.dst, unsafe.Pointer(&c.word), c.size, c)
 }
 
 // directAtomic applies op to a word this thread can touch.

@@ -31,15 +31,16 @@ const (
 type cmdKind uint8
 
 const (
-	kindNop          cmdKind = iota // zero-byte copy
-	kindLocalCopy                   // both ends here
-	kindPut                         // source here, destination at a peer
-	kindGet                         // source at a peer, destination here
-	kindCopyRemote                  // neither end here: the source's owner executes
-	kindLocalAtomic                 // target and result here
-	kindAtomicFetch                 // target at a peer, result here
-	kindAtomicPush                  // target here, result at a peer
-	kindAtomicRemote                // target at a peer, result elsewhere: the target's owner executes
+	kindNop           cmdKind = iota // zero-byte copy
+	kindLocalCopy                    // both ends here
+	kindPut                          // source here, destination at a peer
+	kindGet                          // source at a peer, destination here
+	kindCopyRemote                   // neither end here: the source's owner executes
+	kindLocalAtomic                  // target and result here
+	kindAtomicFetch                  // target at a peer (with device atomics: anywhere), result here
+	kindAtomicPush                   // target here, result at a peer
+	kindAtomicRemote                 // target at a peer, result elsewhere: the target's owner executes
+	kindDevAtomicPush                // a device's atomic (Engine.devAtom) whose result is not here: read-check the result location, atomic, put
 )
 
 // cmd is one operation. It is the Completion handed to transports.
@@ -259,7 +260,7 @@ func (c *cmd) OnComplete(val uint64, err error) {
 		// The peer rejected the access: say who and which range.
 		ae.Rank = e.rankOfPeer(c.peer)
 		switch c.kind {
-		case kindPut, kindAtomicPush:
+		case kindPut, kindAtomicPush, kindDevAtomicPush:
 			ae.GA, ae.Size = c.dst, c.size
 		default:
 			ae.GA, ae.Size = c.src, c.size

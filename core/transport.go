@@ -112,6 +112,21 @@ type Reacher interface {
 	Reaches(peer int) bool
 }
 
+// DeviceAtomics is implemented by transports whose device can execute
+// atomics. A device's atomics are atomic with each other but, on most
+// adapters (IBV_ATOMIC_HCA), not with the CPU's: when the job chose the
+// device for a kind of atomic, every atomic of that kind on any rank's
+// memory, this process's own and memory mapped here included, goes to
+// this transport's Atomic (peer may be this process), and none runs as a
+// CPU atomic. The engine asks after Connect.
+type DeviceAtomics interface {
+	// DeviceAtomic reports whether op must be executed by the device.
+	DeviceAtomic(op AtomicOp) bool
+	// DeviceAtomicsSetting names the setting that chose the device, for
+	// messages ("ib-atomics=nic").
+	DeviceAtomicsSetting() string
+}
+
 // Mapper is implemented by transports that map some of a peer's memory
 // into this process (shared memory maps the starter memories). The engine
 // then copies and runs atomics on that memory itself, in the calling thread.

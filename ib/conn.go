@@ -150,6 +150,22 @@ func (e *endpoint) startConnect(c *conn) {
 	}
 	c.state = connConnecting
 	c.since = time.Now()
+	if c.peer == e.me {
+		// Our own atomics on our own memory (--acp-ib-atomics nic): a
+		// queue pair connected to itself, through the adapter.
+		err := e.ensureQP(c)
+		if err == nil {
+			info := e.localInfo(c)
+			err = e.toRTR(c, &info)
+		}
+		if err == nil {
+			err = e.toRTS(c)
+		}
+		if err != nil {
+			e.connFailed(c, fmt.Errorf("loopback connection: %v", err))
+		}
+		return
+	}
 	e.hs.Add(1)
 	go e.dial(c)
 }

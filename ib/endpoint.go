@@ -51,6 +51,8 @@ var Settings = []core.Setting{
 		Help: "RoCE GID table index to send from (default: the RoCE v2 GID of the netdev's IPv4 address)"},
 	{Name: "ib-addr", Kind: core.KindString, Default: "",
 		Help: "IP address of this process's connection service (default: the address that reached the start-up rendezvous, else the RoCE netdev's, else 127.0.0.1)"},
+	{Name: "ib-atomics", Kind: core.KindString, Default: "cpu", Choices: []string{"cpu", "nic"},
+		Help: "who executes atomics: cpu (the owner's CPU, so they are atomic with its CPU's; a remote one wakes the owner's progress thread) or nic (the adapters execute every 8-byte atomic, this process's own through a loopback connection, swap/xor/or/and as compare-and-swap loops, for adapters whose atomics are not atomic with the CPU's; 4-byte atomics stay on the owner's CPU); every process must choose alike and open ib"},
 	{Name: "ib-key-cache", Kind: core.KindUint, Default: "1024", Min: 16, Max: 1 << 20,
 		Help: "remote memory keys cached per process (registered regions of peers; starter memories are always known)"},
 }
@@ -88,6 +90,7 @@ type endpoint struct {
 	spin     time.Duration
 	timeout  time.Duration
 	forceNIC bool // tests: NIC atomics even without IBV_ATOMIC_GLOB
+	nicAll   bool // --acp-ib-atomics nic: the adapters execute every 8-byte atomic (core.DeviceAtomics)
 
 	// One mapping outside the Go heap: sendSlots scratch areas, then each
 	// device's receive buffers; registered with every device.
@@ -219,6 +222,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		done:      make(chan struct{}),
 		wakeFD:    -1,
 		forceNIC:  testForceNICAtomics,
+		nicAll:    s.String("ib-atomics") == "nic",
 		idleWait:  core.IdlePeriod(s.Duration("peer-timeout"), timerPeriod),
 		fastShared: fastShared{pollLock: new(int32), appPolls: new(atomic.Uint64),
 			idleSleep: new(atomic.Uint32), inflight: new(atomic.Int32), clock: new(atomic.Int64), acksWaiting: new(atomic.Uint32)},
@@ -354,8 +358,14 @@ func (e *endpoint) Address() []byte {
 	for _, d := range e.devs {
 		glob = glob && d.atomicGlob
 	}
-	return encodeAddress(e.ip, e.port, glob)
+	return encodeAddress(e.ip, e.port, glob, e.nicAll)
 }
+
+// DeviceAtomic implements core.DeviceAtomics: with --acp-ib-atomics nic
+// the adapters execute every 8-byte atomic, wherever its target is.
+func (e *endpoint) DeviceAtomic(op core.AtomicOp) bool { return e.nicAll && op.Width() == 8 }
+
+func (e *endpoint) DeviceAtomicsSetting() string { return "--acp-ib-atomics nic" }
 
 func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
 	if book.RecSize != addressBytes || book.Len() != e.n {
@@ -373,11 +383,33 @@ func (e *endpoint) Connect(book core.AddressBook, key uint64) error {
 	} else {
 		e.layout = l.Layout()
 	}
+	if err := checkAtomicsMode(book, e.nicAll, e.host.PeerRank); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	e.book, e.jobKey = book, key
 	e.lendFast()
 	e.mu.Unlock()
 	close(e.connected)
+	return nil
+}
+
+// checkAtomicsMode refuses a job whose processes chose --acp-ib-atomics
+// differently: an atomic one of them sends to the adapter would not be
+// atomic with another's CPU atomic on the same word.
+func checkAtomicsMode(book core.AddressBook, nicAll bool, rankOf func(peer int) int) error {
+	mode := func(nic bool) string {
+		if nic {
+			return "nic"
+		}
+		return "cpu"
+	}
+	for p := 0; p < book.Len(); p++ {
+		if book.Present(p) && peerNICAll(book.At(p)) != nicAll {
+			return fmt.Errorf("rank %d runs with --acp-ib-atomics %s, this process with %s: every process must choose alike (ACP_IB_ATOMICS)",
+				rankOf(p), mode(!nicAll), mode(nicAll))
+		}
+	}
 	return nil
 }
 
@@ -751,6 +783,7 @@ func (e *endpoint) release() {
 var _ core.Transport = (*endpoint)(nil)
 var _ core.Registrar = (*endpoint)(nil)
 var _ core.Colorer = (*endpoint)(nil)
+var _ core.DeviceAtomics = (*endpoint)(nil)
 
 // testForceNICAtomics makes fetch-and-add and compare-and-swap of 8 bytes
 // use the NIC even on devices without IBV_ATOMIC_GLOB, so that tests can

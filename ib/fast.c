@@ -197,8 +197,11 @@ static int in_bounds(uint64_t off, uint64_t n, uint64_t off_base, uint64_t size)
 	return off >= off_base && off - off_base <= size && n <= size - (off - off_base);
 }
 
-static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get, const acpf_end *at, uint64_t ga,
-                         void *local, const acpf_end *mine, uint64_t n)
+/* Posts one work request of opcode between local memory and at: a copy
+ * of n bytes, or an 8-byte atomic (get: its old value lands locally). */
+static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, const acpf_end *at, uint64_t ga,
+                       void *local, const acpf_end *mine, uint64_t n, uint8_t opcode, uint64_t compare_add,
+                       uint64_t swap)
 {
 	acpib_fast *x = (acpib_fast *)r;
 	/* Other colours are other devices' (the Go side's paths). */
@@ -284,7 +287,9 @@ static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get
 	w.len = (uint32_t)n;
 	w.lkey = lkey;
 	w.rkey = rkey;
-	w.opcode = get ? ACPIB_READ : ACPIB_WRITE;
+	w.opcode = opcode;
+	w.compare_add = compare_add;
+	w.swap = swap;
 	w.flags = inl ? ACPIB_INLINE : 0;
 	int rc = acpib_post_send(c->qp, &w, 1);
 	if (rc != 0)
@@ -306,6 +311,23 @@ unpin:
 	if (g != NULL)
 		reg_unuse(g);
 	return out;
+}
+
+static int64_t fast_copy(acpf_remote *r, void *state, acpf_take_fn take, int get, const acpf_end *at, uint64_t ga,
+                         void *local, const acpf_end *mine, uint64_t n)
+{
+	return post_op(r, state, take, get, at, ga, local, mine, n, get ? ACPIB_READ : ACPIB_WRITE, 0, 0);
+}
+
+/* An 8-byte fetch-and-add or compare-and-swap on the adapters
+ * (--acp-ib-atomics nic), the target possibly ours (the loopback
+ * connection's record); the old value lands at the result location as a
+ * read's bytes would. The Go side reports a failed one as a read of the
+ * word. */
+static int64_t fast_atomic(acpf_remote *r, void *state, acpf_take_fn take, int cas, const acpf_end *at, uint64_t ga,
+                           void *local, const acpf_end *mine, uint64_t a, uint64_t b)
+{
+	return post_op(r, state, take, 1, at, ga, local, mine, 8, cas ? ACPIB_CMP_SWAP : ACPIB_FETCH_ADD, a, cas ? b : 0);
 }
 
 static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
@@ -356,6 +378,7 @@ acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg, uint32
 		return NULL;
 	x->hooks.copy = fast_copy;
 	x->hooks.poll = fast_poll;
+	x->hooks.atomic = fast_atomic;
 	x->dev = dev;
 	x->wake_fd = wake_fd;
 	x->max_msg = max_msg;

@@ -173,7 +173,7 @@ func TestRegistrationErrorNamesTheLimit(t *testing.T) {
 // to an owner without one, whose CPU executes them. The owner's
 // capability comes with its address record.
 func TestAtomicPathNeedsBothEnds(t *testing.T) {
-	glob, hca := encodeAddress(net.ParseIP("10.77.0.2"), 4242, true), encodeAddress(net.ParseIP("10.77.0.3"), 4343, false)
+	glob, hca := encodeAddress(net.ParseIP("10.77.0.2"), 4242, true, false), encodeAddress(net.ParseIP("10.77.0.3"), 4343, false, false)
 	ip, port := decodeAddress(glob)
 	assert.Equal(t, "10.77.0.2", ip.String())
 	assert.Equal(t, 4242, port)
@@ -214,6 +214,41 @@ func TestAtomicPathNeedsBothEnds(t *testing.T) {
 		want := c.op == core.OpAdd8 || c.op == core.OpCas8
 		assert.Equal(t, want, e.atomicKind(c.owner, c.op, target) == opNICAtomic, "forced, op %d", c.op)
 	}
+}
+
+// --acp-ib-atomics travels in the address record; processes that chose
+// differently are refused at start-up, naming the rank and the setting.
+// A process without the transport has no say.
+func TestAtomicsModeMustAgree(t *testing.T) {
+	ip := net.ParseIP("10.77.0.2")
+	cpu, nic := encodeAddress(ip, 1, false, false), encodeAddress(ip, 2, true, true)
+	assert.False(t, peerNICAll(cpu))
+	assert.True(t, peerNICAll(nic))
+	assert.True(t, peerAtomicGlob(nic), "the flags are independent")
+	book := func(recs ...[]byte) core.AddressBook {
+		b := core.AddressBook{RecSize: addressBytes}
+		for _, r := range recs {
+			b.Data = append(b.Data, r...)
+		}
+		return b
+	}
+	rankOf := func(p int) int { return p + 10 }
+	require.NoError(t, checkAtomicsMode(book(nic, nic, nic), true, rankOf))
+	require.NoError(t, checkAtomicsMode(book(cpu, cpu), false, rankOf))
+	err := checkAtomicsMode(book(nic, nic, cpu), true, rankOf)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 12 runs with --acp-ib-atomics cpu, this process with nic")
+	assert.Contains(t, err.Error(), "ACP_IB_ATOMICS")
+	err = checkAtomicsMode(book(cpu, nic), false, rankOf)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 11 runs with --acp-ib-atomics nic")
+	absent := book(nic, make([]byte, addressBytes))
+	absent.Absent = []bool{false, true}
+	require.NoError(t, checkAtomicsMode(absent, true, rankOf))
+
+	s := coretest.NewSettings(t, "ib")
+	assert.Equal(t, "cpu", s.String("ib-atomics"))
+	assert.Error(t, s.Set("ib-atomics", "fast", "test"), "only cpu and nic")
 }
 
 // The Go side's key cache and the C side's copy of it put a key in the

@@ -73,8 +73,47 @@ func (e *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c co
 // Atomic implements core.Transport. An atomic executes at the owner's CPU
 // (a request its engine serves with Host.ApplyAtomic) unless nicAtomic
 // lets the adapters carry it.
+// With --acp-ib-atomics nic every 8-byte atomic goes to the adapters, peer
+// may be this process (a loopback connection), and those without a verb
+// run as a compare-and-swap loop (casLoop).
 func (e *endpoint) Atomic(peer int, aop core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
+	if e.nicAll && aop.Width() == 8 && aop != core.OpAdd8 && aop != core.OpCas8 {
+		l := &casLoop{e: e, peer: peer, op: aop, target: target, a: a, c: c}
+		l.try(0)
+		return
+	}
 	e.issue(&op{kind: e.atomicKind(peer, aop, target), c: c, peer: peer, ga: target, n: aop.Width(), aop: aop, a: a, b: b})
+}
+
+// casLoop executes an 8-byte swap, xor, or or and on the adapters: a
+// compare-and-swap of the value the word is expected to hold for the
+// value the operation makes of it, again with the value found until the
+// word held what was expected. The first guess is 0, so a word that holds
+// 0 takes one round trip and any other two.
+type casLoop struct {
+	e      *endpoint
+	peer   int
+	op     core.AtomicOp
+	target core.GA
+	a      uint64
+	expect uint64
+	c      core.Completion
+}
+
+func (l *casLoop) try(expect uint64) {
+	next := expect
+	core.ApplyAtomic(l.op, unsafe.Pointer(&next), l.a, 0)
+	l.expect = expect
+	l.e.issue(&op{kind: opNICAtomic, c: l, peer: l.peer, ga: l.target, n: 8, aop: core.OpCas8, a: expect, b: next})
+}
+
+// OnComplete implements core.Completion for the loop's compare-and-swaps.
+func (l *casLoop) OnComplete(val uint64, err error) {
+	if err != nil || val == l.expect {
+		l.c.OnComplete(val, err)
+		return
+	}
+	l.try(val)
 }
 
 // atomicKind is the path of an atomic on target, a word of peer's: our
@@ -84,6 +123,14 @@ func (e *endpoint) atomicKind(peer int, aop core.AtomicOp, target core.GA) opKin
 	col := e.layout.Color(target)
 	if col >= len(e.paths) {
 		return opCPUAtomic // the owner checks the colour
+	}
+	if e.nicAll {
+		// The adapters take every 8-byte atomic; 4-byte ones have no verb
+		// and stay with the owner's CPU (one path per width).
+		if aop == core.OpAdd8 || aop == core.OpCas8 {
+			return opNICAtomic
+		}
+		return opCPUAtomic
 	}
 	mine, owner := e.paths[col].dev.atomicGlob, peerAtomicGlob(e.book.At(peer))
 	if e.forceNIC {
@@ -260,7 +307,15 @@ func (e *endpoint) failQueued(o *op, err error) {
 func (e *endpoint) resolve(c *conn, o *op) (raddr uint64, rkey uint32, st core.Status, miss bool) {
 	d := e.layout.Decode(o.ga)
 	var base, size, offBase uint64
-	if d.Seg < core.SegFirstUser {
+	if o.peer == e.me {
+		// An atomic on our own memory (--acp-ib-atomics nic): our
+		// registration table has the key, and is current.
+		lr := e.regs[d.Seg]
+		if lr == nil || len(lr.rkeys) == 0 || (d.Seg < core.SegFirstUser && d.Color != 0) || (d.Seg >= core.SegFirstUser && lr.r.Color != d.Color) {
+			return 0, 0, core.StatusBadSegment, false
+		}
+		base, size, offBase, rkey = uint64(lr.base), lr.size, lr.r.OffBase, lr.rkeys[c.p.dev.index]
+	} else if d.Seg < core.SegFirstUser {
 		if d.Color != 0 {
 			return 0, 0, core.StatusBadSegment, false
 		}

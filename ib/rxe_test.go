@@ -36,6 +36,14 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, "ib")
 }
 
+// Every 8-byte atomic on the adapters (--acp-ib-atomics nic): the suite's
+// atomics in every placement, contention among ranks, and its random case
+// with atomics from and to every rank.
+func TestConformanceNICAtomics(t *testing.T) {
+	needDevice(t)
+	conformance.Run(t, "ib", "ib-atomics=nic")
+}
+
 // endpointOf finds the ib endpoint of the engine with physical index me
 // among the endpoints opened for world w.
 func endpointsOf(t *testing.T, n int) []*endpoint {
@@ -381,13 +389,34 @@ func TestRegisteredBoundsAndDoubleRegistration(t *testing.T) {
 // atomics whose result goes to a third rank (delegated to the owner).
 func TestOneCounterEveryPath(t *testing.T) {
 	needDevice(t)
+	hammerOneCounter(t, false)
+}
+
+// The same with --acp-ib-atomics nic: every 8-byte atomic on the adapters,
+// the owner's own through its loopback connection, the xor through
+// compare-and-swap loops; the 4-byte ones on the owner's CPU.
+func TestOneCounterEveryPathNICAtomics(t *testing.T) {
+	needDevice(t)
+	hammerOneCounter(t, true)
+}
+
+func hammerOneCounter(t *testing.T, nic bool) {
 	const per = 300
-	w := coretest.NewWorld(t, 4, "ib", "size-smem=65536")
+	mode := "ib-atomics=cpu"
+	if nic {
+		mode = "ib-atomics=nic"
+	}
+	w := coretest.NewWorld(t, 4, "ib", "size-smem=65536", mode)
 	w.Run(func(r int, e *core.Engine) error {
 		n := e.Procs()
 		counter := starterGA(e, 0, 0)
 		counter4 := starterGA(e, 0, 8)
+		bits := starterGA(e, 0, 16)
 		for i := 0; i < per; i++ {
+			// every rank toggles bits of its own in one word
+			if _, err := e.Atomic(core.OpXor8, starterGA(e, r, 3072+8*uint64(i%16)), bits, 1<<(16*r+i%16), 0, core.HandleNull); err != nil {
+				return err
+			}
 			// result here: local for rank 0, remote for the others
 			if _, err := e.Atomic(core.OpAdd8, starterGA(e, r, 1024+8*uint64(i%16)), counter, 1, 0, core.HandleNull); err != nil {
 				return err
@@ -427,8 +456,25 @@ func TestOneCounterEveryPath(t *testing.T) {
 	s := w.Engines[0].StarterMemory(core.SegStarter)
 	assert.Equal(t, n*(2*per+per/10), binary.LittleEndian.Uint64(s), "add8 and cas8 on one counter from every path")
 	assert.Equal(t, uint32(n*per*2), binary.LittleEndian.Uint32(s[8:]), "add4 from every path")
+	var bits uint64
+	for r := range n {
+		for i := range per {
+			bits ^= 1 << (16*r + uint64(i%16))
+		}
+	}
+	assert.Equal(t, bits, binary.LittleEndian.Uint64(s[16:]), "xor8 from every rank")
 	for r, e := range w.Engines {
 		assert.Zero(t, e.Errors(), "rank %d", r)
+	}
+	eps := endpointsOf(t, len(w.Engines))
+	eps[0].mu.Lock()
+	loop := eps[0].conns[0]
+	eps[0].mu.Unlock()
+	if nic {
+		require.NotNil(t, loop, "rank 0's atomics on its own counter need a loopback connection")
+		assert.Equal(t, connReady, loop.state)
+	} else {
+		assert.Nil(t, loop, "CPU atomics need no loopback connection")
 	}
 	w.Close()
 }

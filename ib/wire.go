@@ -131,14 +131,20 @@ func validLen(b []byte) bool {
 
 // A process's address record: its connection service's IP (16 bytes,
 // IPv4 mapped) and TCP port (2, big-endian), and flags (1).
-const addrAtomicGlob = 1 // every device of the process reports IBV_ATOMIC_GLOB
+const (
+	addrAtomicGlob = 1 // every device of the process reports IBV_ATOMIC_GLOB
+	addrNICAll     = 2 // --acp-ib-atomics nic
+)
 
-func encodeAddress(ip net.IP, port int, atomicGlob bool) []byte {
+func encodeAddress(ip net.IP, port int, atomicGlob, nicAll bool) []byte {
 	b := make([]byte, addressBytes)
 	copy(b, ip.To16())
 	binary.BigEndian.PutUint16(b[16:], uint16(port))
 	if atomicGlob {
 		b[18] |= addrAtomicGlob
+	}
+	if nicAll {
+		b[18] |= addrNICAll
 	}
 	return b
 }
@@ -151,6 +157,10 @@ func decodeAddress(b []byte) (ip net.IP, port int) {
 // adapters' atomics atomically with its CPU on every device (false for a
 // process on which the transport did not open: its record is zeros).
 func peerAtomicGlob(b []byte) bool { return b[18]&addrAtomicGlob != 0 }
+
+// peerNICAll reports whether the process of address record b runs with
+// --acp-ib-atomics nic.
+func peerNICAll(b []byte) bool { return b[18]&addrNICAll != 0 }
 
 // ---- connection handshake (TCP) ----
 

@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,7 @@ func init() {
 		Colors:      1,
 		Settings: []core.Setting{
 			{Name: "memnet-shuffle", Kind: core.KindUint, Default: "0", Max: 1, Help: "serve queued operations in random order (tests)"},
+			{Name: "memnet-device-atomics", Kind: core.KindUint, Default: "0", Max: 1, Help: "execute every 8-byte atomic on an emulated device whose atomics are not atomic with the CPU's (tests of core.DeviceAtomics)"},
 		},
 	})
 }
@@ -41,6 +43,7 @@ type endpoint struct {
 	id      uint64
 	host    core.Host
 	shuffle bool
+	device  bool // 8-byte atomics on the emulated device (core.DeviceAtomics)
 	peers   []*endpoint
 
 	mu      sync.Mutex
@@ -52,7 +55,8 @@ type endpoint struct {
 }
 
 func open(cfg core.TransportConfig) (core.Transport, error) {
-	ep := &endpoint{host: cfg.Host, shuffle: cfg.Settings.Uint("memnet-shuffle") == 1, stopped: make(chan struct{})}
+	ep := &endpoint{host: cfg.Host, shuffle: cfg.Settings.Uint("memnet-shuffle") == 1, stopped: make(chan struct{}),
+		device: cfg.Settings.Uint("memnet-device-atomics") == 1}
 	ep.cond = sync.NewCond(&ep.mu)
 	endpoints.Lock()
 	if endpoints.m == nil {
@@ -81,8 +85,39 @@ func (ep *endpoint) Connect(book core.AddressBook, _ uint64) error {
 			return fmt.Errorf("memnet: no endpoint %d in this process", id)
 		}
 		ep.peers[i] = p
+		if p.device != ep.device {
+			return fmt.Errorf("memnet: process %d has memnet-device-atomics=%v, this one %v", i, p.device, ep.device)
+		}
 	}
 	return nil
+}
+
+// DeviceAtomic implements core.DeviceAtomics: with memnet-device-atomics=1
+// the emulated device executes every 8-byte atomic.
+func (ep *endpoint) DeviceAtomic(op core.AtomicOp) bool { return ep.device && op.Width() == 8 }
+
+func (ep *endpoint) DeviceAtomicsSetting() string { return "memnet-device-atomics=1" }
+
+// deviceLock makes the emulated device's atomics atomic with each other,
+// and only with each other: like an adapter that reads, modifies and
+// writes a word under a lock of its own (Soft-RoCE does), it loads and
+// stores in separate steps and yields in between, so that a CPU atomic
+// on the same word meanwhile loses its update, or the device's.
+var deviceLock sync.Mutex
+
+func deviceAtomic(op core.AtomicOp, p unsafe.Pointer, a, b uint64) (old uint64, ok bool) {
+	deviceLock.Lock()
+	defer deviceLock.Unlock()
+	var w [8]byte
+	if !core.GuardedCopy(w[:], unsafe.Slice((*byte)(p), 8)) {
+		return 0, false
+	}
+	old = binary.LittleEndian.Uint64(w[:])
+	runtime.Gosched()
+	v := old
+	core.ApplyAtomic(op, unsafe.Pointer(&v), a, b)
+	binary.LittleEndian.PutUint64(w[:], v)
+	return old, core.GuardedCopy(unsafe.Slice((*byte)(p), 8), w[:])
 }
 
 // post queues f at the endpoint. Work posted to a closed endpoint is
@@ -190,6 +225,24 @@ func (ep *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c c
 
 func (ep *endpoint) Atomic(peer int, op core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
 	t := ep.peers[peer]
+	if ep.DeviceAtomic(op) {
+		ep.send(peer, func() {
+			var old uint64
+			p, r, st := t.host.Acquire(target, 8)
+			if st == core.StatusOK {
+				if uintptr(p)%8 != 0 {
+					st = core.StatusMisaligned
+				} else if o, ok := deviceAtomic(op, p, a, b); !ok {
+					st = core.StatusFault
+				} else {
+					old = o
+				}
+				r.Release()
+			}
+			ep.post(func() { c.OnComplete(old, st.Err()) })
+		})
+		return
+	}
 	ep.send(peer, func() {
 		old, st := t.host.ApplyAtomic(op, target, a, b)
 		ep.post(func() { c.OnComplete(old, st.Err()) })

@@ -25,3 +25,14 @@ func TestNoRingPoolWithoutSharedStarters(t *testing.T) {
 		return nil
 	})
 }
+
+// Every 8-byte atomic on the emulated device, whose atomics are not
+// atomic with CPU atomics: a placement that still ran a CPU atomic would
+// lose updates in the contention case.
+func TestConformanceDeviceAtomics(t *testing.T) {
+	conformance.Run(t, "memnet", "memnet-device-atomics=1")
+}
+
+func TestConformanceDeviceAtomicsShuffled(t *testing.T) {
+	conformance.Run(t, "memnet", "memnet-device-atomics=1", "memnet-shuffle=1")
+}

@@ -17,6 +17,10 @@
 #      which need no CPU, so its copy completes over ib -- correctly; so is
 #      t_readonly: the NIC writes the pages pinned at registration whatever
 #      their protection since (docs/decisions.md, errors);
+#   2b. with --acp-ib-atomics nic: t_atomic and t_random over ib and over
+#      shm,ib (copies through shared memory, every 8-byte atomic on the
+#      adapter), and the middle layer's users of atomics (segmented
+#      buffers' mailboxes, channels, the heap's locks) over ib;
 #   3. a frozen peer (tests/c/check_unreachable.sh): the job ends with an error
 #      naming it;
 #   4. a registration beyond the locked-memory limit (without CAP_IPC_LOCK,
@@ -68,6 +72,11 @@ grep -E '^(--- |PASS|FAIL)' memlock.log
 echo "== C tests over ib, 2 and 4 ranks"
 ACP_TRANSPORTS=ib timeout 1200 ctest --test-dir "$work" -L '^c\$' -L '^np[24]\$' -LE '$exclude' \\
   -E '^t_unreachable|^t_readonly|_owner_served_' --timeout 300 --output-on-failure || fail=1
+echo "== C atomics tests with --acp-ib-atomics nic: over ib, and with same-host copies over shm"
+ACP_TRANSPORTS=ib ACP_IB_ATOMICS=nic timeout 900 ctest --test-dir "$work" \\
+  -R '^t_(atomic|random)_np[24]\$|^t_(segbuf|ch_random|dl_hashed|dl_malloc)_np4\$' --timeout 300 --output-on-failure || fail=1
+ACP_TRANSPORTS=shm,ib ACP_IB_ATOMICS=nic timeout 600 ctest --test-dir "$work" \\
+  -R '^t_(atomic|random)_np4\$' --timeout 300 --output-on-failure || fail=1
 echo "== a frozen peer"
 ACP_TRANSPORTS=ib sh "$src/tests/c/check_unreachable.sh" "$acprun" "$peer_gone" 30 || fail=1
 exit \$fail
