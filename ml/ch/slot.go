@@ -253,24 +253,44 @@ func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
 
 // landed reports whether slot s holds the complete slot seq, and decodes
 // its header.
+//
+// A put's bytes land while we read them (over ib the adapter's driver
+// writes the slot as the receiver polls it), so the header is read once,
+// into a copy, and both the decoding and the checksum use that copy: read
+// twice, a header whose sequence number had landed but whose offset had
+// not decoded the old offset, and the checksum, computed a moment later
+// over memory that was whole by then, passed it (an 8 KiB channel message
+// over ib failed every time with "continues a message at offset 0").
 func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 	if atomic.LoadUint64((*uint64)(unsafe.Pointer(&s[hSeq]))) != seq {
 		return header{}, false
 	}
+	var hb [headerSize]byte
+	copy(hb[:], s[:headerSize])
 	h := header{
-		kind:  le.Uint32(s[hKind:]),
-		n:     uint64(le.Uint32(s[hLen:])),
-		total: le.Uint64(s[hTotal:]),
-		aux:   le.Uint64(s[hAux:]),
+		kind:  le.Uint32(hb[hKind:]),
+		n:     uint64(le.Uint32(hb[hLen:])),
+		total: le.Uint64(hb[hTotal:]),
+		aux:   le.Uint64(hb[hAux:]),
 	}
 	if h.n > slotPayload {
 		return header{}, false // a header that is still half old
 	}
 	h.help, h.ordered, h.kind = h.kind&kindHelp != 0, h.kind&kindOrdered != 0, h.kind&^(kindHelp|kindOrdered)
 	if h.ordered {
-		return h, true // written in order, the number last (writeOrdered)
+		// Written in order by this host's stores, the number last
+		// (writeOrdered): what we read after the number is whole.
+		return h, true
 	}
 	if k.sum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {
+		return header{}, false
+	}
+	// The checksum held for the memory as it is now; the copy decoded
+	// above must be that memory (a slot only ever changes from its old
+	// bytes to its new ones, so equal now means equal then). Compared
+	// here rather than summed from the copy, which would put the copy on
+	// the heap.
+	if le.Uint64(hb[hSeq:]) != seq || string(hb[:hSum+8]) != string(s[:hSum+8]) {
 		return header{}, false
 	}
 	return h, true

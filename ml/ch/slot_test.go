@@ -1,12 +1,15 @@
 package ch
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/libacp/libacp/core/coretest"
 	"github.com/libacp/libacp/ml/segbuf"
 )
 
@@ -57,6 +60,56 @@ func TestSlotLandsOnlyWhenComplete(t *testing.T) {
 	le.PutUint32(bad[hLen:], slotPayload+1)
 	_, ok = k.landed(bad, 42)
 	assert.False(t, ok)
+}
+
+// A slot read while it lands (over ib the adapter's driver writes it as
+// the receiver polls): a header whose sequence number landed but whose
+// offset had not must never be taken with the old offset, even when the
+// rest landed before the checksum was computed. The writer here stores
+// the new slot a word at a time, in order, yielding between words, as
+// the receiver polls; outside the Go heap, like a ring.
+func TestSlotHeaderIsReadOnce(t *testing.T) {
+	k := newChecksummer()
+	payload := make([]byte, 128)
+	for i := range payload {
+		payload[i] = byte(i*5 + 1)
+	}
+	old, next := make([]byte, slotSize), make([]byte, slotSize)
+	k.write(old, 3, header{kind: slotFirst, n: 128, total: 8192, aux: 0}, unsafe.Pointer(&payload[0]))
+	want := header{kind: slotNext, n: 128, total: 8192, aux: 8064}
+	words := int(k.write(next, 11, want, unsafe.Pointer(&payload[0]))) / 8
+	ring := coretest.CMem(t, slotSize)
+	word := func(b []byte, i int) *uint64 { return (*uint64)(unsafe.Pointer(&b[8*i])) }
+	var lap, done, stop atomic.Int64
+	defer func() {
+		// A failed check ends the test: the writer stops before the ring
+		// is unmapped.
+		stop.Store(1)
+		for done.Load() == 0 {
+			runtime.Gosched()
+		}
+	}()
+	go func() {
+		defer done.Store(1)
+		for l := 0; l < 20000 && stop.Load() == 0; l++ {
+			for i := 0; i < words; i++ {
+				atomic.StoreUint64(word(ring, i), *word(old, i))
+			}
+			lap.Store(int64(l))
+			for i := 0; i < words; i++ {
+				atomic.StoreUint64(word(ring, i), *word(next, i))
+				runtime.Gosched()
+			}
+		}
+	}()
+	taken := 0
+	for done.Load() == 0 {
+		if h, ok := k.landed(ring, 11); ok {
+			taken++
+			require.Equal(t, want, h, "lap %d", lap.Load())
+		}
+	}
+	t.Logf("taken %d times in 20000 laps", taken)
 }
 
 func TestEmptySlot(t *testing.T) {

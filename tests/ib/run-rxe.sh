@@ -21,6 +21,8 @@
 #      shm,ib (copies through shared memory, every 8-byte atomic on the
 #      adapter), and the middle layer's users of atomics (segmented
 #      buffers' mailboxes, channels, the heap's locks) over ib;
+#   2c. a channel pingpong of 4-16 KiB messages over ib (a slot read
+#      while the adapter's driver writes it once passed with an old header);
 #   3. a frozen peer (tests/c/check_unreachable.sh): the job ends with an error
 #      naming it;
 #   4. a registration beyond the locked-memory limit (without CAP_IPC_LOCK,
@@ -77,6 +79,10 @@ ACP_TRANSPORTS=ib ACP_IB_ATOMICS=nic timeout 900 ctest --test-dir "$work" \\
   -R '^t_(atomic|random)_np[24]\$|^t_(segbuf|ch_random|dl_hashed|dl_malloc)_np4\$' --timeout 300 --output-on-failure || fail=1
 ACP_TRANSPORTS=shm,ib ACP_IB_ATOMICS=nic timeout 600 ctest --test-dir "$work" \\
   -R '^t_(atomic|random)_np4\$' --timeout 300 --output-on-failure || fail=1
+echo "== channel messages of 4-16 KiB over ib (several ring slots each, read while they land)"
+ACP_TRANSPORTS=ib timeout 300 "$acprun" -np 2 --timeout 280 "$build/bench/acpbench" chpingpong -min 4096 -max 16384 -rounds 1 > chpingpong.log 2>&1 || {
+  fail=1; tail -n 20 chpingpong.log; }
+grep -v '^#' chpingpong.log
 echo "== a frozen peer"
 ACP_TRANSPORTS=ib sh "$src/tests/c/check_unreachable.sh" "$acprun" "$peer_gone" 30 || fail=1
 exit \$fail
