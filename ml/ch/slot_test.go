@@ -64,23 +64,37 @@ func TestSlotLandsOnlyWhenComplete(t *testing.T) {
 
 // A slot read while it lands (over ib the adapter's driver writes it as
 // the receiver polls): a header whose sequence number landed but whose
-// offset had not must never be taken with the old offset, even when the
-// rest landed before the checksum was computed. The writer here stores
-// the new slot a word at a time, in order, yielding between words, as
-// the receiver polls; outside the Go heap, like a ring.
+// offset had not must never be taken with the previous lap's offset, even
+// when the rest landed before the checksum was computed. The writer here
+// stores each lap's slot over the last one a word at a time, in order,
+// yielding between words, and writes the next lap only once the receiver
+// took this one, as a sender waits for the release; outside the Go heap,
+// like a ring. Laps alternate between a first chunk (offset 0) and the
+// last chunk of an 8 KiB message (offset 8064).
 func TestSlotHeaderIsReadOnce(t *testing.T) {
+	const laps = 20000
 	k := newChecksummer()
 	payload := make([]byte, 128)
 	for i := range payload {
 		payload[i] = byte(i*5 + 1)
 	}
-	old, next := make([]byte, slotSize), make([]byte, slotSize)
-	k.write(old, 3, header{kind: slotFirst, n: 128, total: 8192, aux: 0}, unsafe.Pointer(&payload[0]))
-	want := header{kind: slotNext, n: 128, total: 8192, aux: 8064}
-	words := int(k.write(next, 11, want, unsafe.Pointer(&payload[0]))) / 8
+	hdr := func(l int) header {
+		if l%2 == 0 {
+			return header{kind: slotFirst, n: 128, total: 8192}
+		}
+		return header{kind: slotNext, n: 128, total: 8192, aux: 8064}
+	}
+	seq := func(l int) uint64 { return uint64(8*l + 1) }
+	slots := make([][]byte, laps)
+	for l := range slots {
+		slots[l] = make([]byte, slotSize)
+		k.write(slots[l], seq(l), hdr(l), unsafe.Pointer(&payload[0]))
+	}
+	words := int(headerSize+128) / 8
 	ring := coretest.CMem(t, slotSize)
 	word := func(b []byte, i int) *uint64 { return (*uint64)(unsafe.Pointer(&b[8*i])) }
-	var lap, done, stop atomic.Int64
+	var taken, done, stop atomic.Int64
+	taken.Store(-1)
 	defer func() {
 		// A failed check ends the test: the writer stops before the ring
 		// is unmapped.
@@ -91,25 +105,23 @@ func TestSlotHeaderIsReadOnce(t *testing.T) {
 	}()
 	go func() {
 		defer done.Store(1)
-		for l := 0; l < 20000 && stop.Load() == 0; l++ {
+		for l := 0; l < laps && stop.Load() == 0; l++ {
 			for i := 0; i < words; i++ {
-				atomic.StoreUint64(word(ring, i), *word(old, i))
-			}
-			lap.Store(int64(l))
-			for i := 0; i < words; i++ {
-				atomic.StoreUint64(word(ring, i), *word(next, i))
+				atomic.StoreUint64(word(ring, i), *word(slots[l], i))
 				runtime.Gosched()
+			}
+			for taken.Load() < int64(l) && stop.Load() == 0 {
+				runtime.Gosched() // the receiver releases the slot
 			}
 		}
 	}()
-	taken := 0
-	for done.Load() == 0 {
-		if h, ok := k.landed(ring, 11); ok {
-			taken++
-			require.Equal(t, want, h, "lap %d", lap.Load())
+	for l := 0; l < laps; {
+		if h, ok := k.landed(ring, seq(l)); ok {
+			require.Equal(t, hdr(l), h, "lap %d", l)
+			taken.Store(int64(l))
+			l++
 		}
 	}
-	t.Logf("taken %d times in 20000 laps", taken)
 }
 
 func TestEmptySlot(t *testing.T) {
