@@ -196,15 +196,21 @@ static int poll_remote(char *f, acpf_remote *r);
  * registration mine) and the end at, GA ga, in another rank's memory,
  * through the transport's C code (n > 0: acpfast_copy completes empty
  * copies itself); get: from at. */
+/* Whether the command queue's ring is full: an operation for a transport's
+ * C code then waits in Go, which polls for the completions that make room
+ * (take would only yield). */
+static int ring_full(char *f)
+{
+    return LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH));
+}
+
 static acp_handle_t remote_copy(char *f, int get, const acpf_end *at, acp_ga_t ga, void *local, const acpf_end *mine,
                                 size_t n)
 {
     acpf_remote *r = remote(f);
     if (r == NULL || at->rank == (int)LOAD(U32(f, ACPF_ME)))
         return ACP_HANDLE_NULL;
-    /* A full ring waits in Go, which polls for the completions that make
-     * room (take would only yield). */
-    if (LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH)))
+    if (ring_full(f))
         return ACP_HANDLE_NULL;
     for (int i = 1;; i++) {
         int64_t h = r->copy(r, f, take, get, at, ga, local, mine, n);
@@ -302,7 +308,7 @@ static acp_handle_t device_atomic(char *f, int op, acp_ga_t dst, acp_ga_t src, u
         mine = &da;
     else if ((res = reach_at(f, &da, 8)) == NULL)
         return ACP_HANDLE_NULL;
-    if (LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH)))
+    if (ring_full(f))
         return ACP_HANDLE_NULL;
     int64_t h = r->atomic(r, f, take, op == CAS8, &ta, src, res, mine, a, b);
     return h > 0 ? (acp_handle_t)h : ACP_HANDLE_NULL;

@@ -87,8 +87,7 @@ type Engine struct {
 	// for every placement (DeviceAtomics), or nil: then atomics on memory
 	// this thread can touch are CPU atomics, and the owner's CPU serves
 	// the rest.
-	devAtom  DeviceAtomics
-	devAtomT Transport
+	devAtom deviceAtomicTransport
 
 	q        queue
 	bar      barrier
@@ -510,8 +509,8 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 			e.polled = append(e.polled, t)
 		}
 	}
-	if e.devAtomT != nil && !slices.Contains(e.polled, e.devAtomT) {
-		e.polled = append(e.polled, e.devAtomT) // a wait polls it for its atomics
+	if e.devAtom != nil && !slices.Contains(e.polled, Transport(e.devAtom)) {
+		e.polled = append(e.polled, e.devAtom) // a wait polls it for its atomics
 	}
 	e.Logf(1, "transports: %s", strings.Join(parts, ", "))
 	return nil
@@ -523,12 +522,12 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 func (e *Engine) chooseDeviceAtomics(books []AddressBook) error {
 	for i := range e.slots {
 		sl := e.slots[i]
-		d, ok := sl.t.(DeviceAtomics)
-		if sl.t == nil || !ok || !d.DeviceAtomic(OpAdd8) {
+		d, ok := sl.t.(deviceAtomicTransport)
+		if !ok || !d.DeviceAtomic(OpAdd8) {
 			continue
 		}
 		if e.devAtom != nil {
-			return fmt.Errorf("%s and %s both execute atomics on their devices; choose one (%s)", e.devAtom.(Transport).Name(), sl.t.Name(), d.DeviceAtomicsSetting())
+			return fmt.Errorf("%s and %s both execute atomics on their devices; choose one (%s)", e.devAtom.Name(), sl.t.Name(), d.DeviceAtomicsSetting())
 		}
 		for p := 0; p < e.nprocs; p++ {
 			if !books[i].Present(p) {
@@ -537,11 +536,16 @@ func (e *Engine) chooseDeviceAtomics(books []AddressBook) error {
 			}
 		}
 		e.devAtom = d
-		e.devAtomT = sl.t
 		e.q.fast.u32(fastDevAtomics).Store(1)
 		e.Logf(1, "atomics: 8-byte ones on the %s device (%s), 4-byte ones on the owner's CPU", sl.t.Name(), d.DeviceAtomicsSetting())
 	}
 	return nil
+}
+
+// deviceAtomicTransport is a transport that offers DeviceAtomics.
+type deviceAtomicTransport interface {
+	Transport
+	DeviceAtomics
 }
 
 // deviceAtomic reports whether op goes to the device (DeviceAtomics).

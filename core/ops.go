@@ -390,7 +390,7 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		}
 		c.at, c.pin = d, dr
 		if e.deviceAtomic(c.op) {
-			e.devAtomT.Atomic(c.peer, c.op, c.src, c.a, c.b, c)
+			e.devAtom.Atomic(c.peer, c.op, c.src, c.a, c.b, c)
 		} else {
 			e.transportTo(c.peer).Atomic(c.peer, c.op, c.src, c.a, c.b, c)
 		}
@@ -439,7 +439,7 @@ func (r devResultChecked) OnComplete(_ uint64, err error) {
 		c.OnComplete(0, err)
 		return
 	}
-	c.e.devAtomT.Atomic(c.e.peerOf(c.e.layout.Rank(c.src)), c.op, c.src, c.a, c.b, devApplied{c})
+	c.e.devAtom.Atomic(c.e.peerOf(c.e.layout.Rank(c.src)), c.op, c.src, c.a, c.b, devApplied{c})
 }
 
 type devApplied struct{ c *cmd }

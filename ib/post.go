@@ -71,11 +71,10 @@ func (e *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c co
 }
 
 // Atomic implements core.Transport. An atomic executes at the owner's CPU
-// (a request its engine serves with Host.ApplyAtomic) unless nicAtomic
-// lets the adapters carry it.
-// With --acp-ib-atomics nic every 8-byte atomic goes to the adapters, peer
-// may be this process (a loopback connection), and those without a verb
-// run as a compare-and-swap loop (casLoop).
+// (a request its engine serves with Host.ApplyAtomic) unless the adapters
+// carry it (atomicKind). With --acp-ib-atomics nic they carry every 8-byte
+// one, peer may be this process (a loopback connection), and those
+// without a verb run as a compare-and-swap loop (casLoop).
 func (e *endpoint) Atomic(peer int, aop core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
 	if e.nicAll && aop.Width() == 8 && aop != core.OpAdd8 && aop != core.OpCas8 {
 		l := &casLoop{e: e, peer: peer, op: aop, target: target, a: a, c: c}
