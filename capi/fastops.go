@@ -72,6 +72,12 @@ func fastCompleted(e *core.Engine, dst, src core.GA) bool {
 	return C.acpfast_copy(e.FastState(), C.acp_ga_t(dst), C.acp_ga_t(src), 8, 0) != 0
 }
 
+// fastAtomic issues an atomic through the C path only: 0 where it
+// declines (tests).
+func fastAtomic(e *core.Engine, op core.AtomicOp, result, target core.GA, a, b uint64) core.Handle {
+	return core.Handle(C.acpfast_atomic(e.FastState(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), 0))
+}
+
 // fastCopy issues a copy through the C path only: 0 where it declines
 // (tests).
 func fastCopy(e *core.Engine, dst, src core.GA, n uint64, order core.Handle) core.Handle {

@@ -291,15 +291,15 @@ enum { CAS4 = 1, CAS8, SWAP4, SWAP8, ADD4, ADD8, XOR4, XOR8, OR4, OR8, AND4, AND
 
 /* An 8-byte atomic when a device executes every one (ACPF_DEV_ATOMICS):
  * the transport's C code posts fetch-and-add and compare-and-swap on a
- * word of starter memory (any rank's, ours included) whose old value goes
- * to our memory; everything else, and whatever it declines, goes to Go.
- * A full queue declines too: an atomic is one work request, and Go waits
- * for room. */
+ * word of starter or registered memory (any rank's, ours included) whose
+ * old value goes to our memory; everything else, and whatever it declines
+ * (a registration whose key it has not learnt), goes to Go. A full queue
+ * declines too: an atomic is one work request, and Go waits for room. */
 static acp_handle_t device_atomic(char *f, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b)
 {
     acpf_remote *r = remote(f);
     acpf_end ta, da;
-    if (r == NULL || r->atomic == NULL || (op != ADD8 && op != CAS8) || !program_starter_of(f, src, &ta) ||
+    if (r == NULL || r->atomic == NULL || (op != ADD8 && op != CAS8) || !program_end_of(f, src, &ta) ||
         !program_end_of(f, dst, &da) || da.rank != (int)LOAD(U32(f, ACPF_ME)))
         return ACP_HANDLE_NULL;
     void *res = NULL;

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -449,6 +450,86 @@ func TestFastPathPostsRegisteredOverIB(t *testing.T) {
 	_, err := e.Copy(peer, regOurs, 8, core.HandleNull)
 	assert.Error(t, err, "a copy from our unregistered buffer")
 	require.NoError(t, peerE.Unregister(keyB))
+}
+
+// With --acp-ib-atomics nic the C path also posts atomics on registered
+// memory: a peer's once the Go side learnt its key, and our own through
+// the loopback connection, with our registration's own key. It declines
+// what it cannot check (a key not learnt, out of bounds, an unregistered
+// buffer), and Go serves or refuses those.
+func TestFastPathNICAtomicsOnRegistrationsIB(t *testing.T) {
+	needRDMA(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000", "ib-atomics=nic")
+	t.Cleanup(w.Close)
+	e, peerE := w.Engines[0], w.Engines[1]
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	mine := e.StarterMemory(core.SegStarter)
+	register := func(eng *core.Engine, b []byte) (atkey, ga core.GA) {
+		atkey, err := eng.Register(unsafe.Pointer(&b[0]), uint64(len(b)), 0)
+		require.NoError(t, err)
+		ga, err = eng.QueryGA(atkey, unsafe.Pointer(&b[0]))
+		require.NoError(t, err)
+		return atkey, ga
+	}
+	goAtomic := func(op core.AtomicOp, target core.GA, a, b uint64) {
+		h, err := e.Atomic(op, me, target, a, b, core.HandleNull)
+		require.NoError(t, err)
+		e.Complete(h)
+	}
+	word := func(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+
+	ours := coretest.CMem(t, 1<<20)
+	keyOurs, regOurs := register(e, ours)
+	theirs := coretest.CMem(t, 1<<20)
+	keyTheirs, regTheirs := register(peerE, theirs)
+	goAtomic(core.OpAdd8, peer, 0, 0) // connects to the peer
+
+	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regTheirs+64, 1, 0), "a registration whose key is not known here yet")
+	goAtomic(core.OpAdd8, regTheirs+64, 1, 0) // learns the key
+	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regOurs+64, 1, 0), "ours, before the loopback connection")
+	goAtomic(core.OpAdd8, regOurs+64, 1, 0) // makes the loopback connection
+
+	for _, c := range []struct {
+		what   string
+		target core.GA
+		mem    []byte
+	}{{"a peer's registration", regTheirs, theirs}, {"our registration", regOurs, ours}} {
+		for i := range 20 {
+			binary.LittleEndian.PutUint64(mine[8:], 0xdead)
+			h := fastAtomic(e, core.OpAdd8, me+8, c.target+64, 3, 0)
+			require.NotZero(t, h, "%s: add8 went through Go", c.what)
+			waitFast(e, h)
+			assert.Equal(t, uint64(1+3*i), word(mine, 8), "%s: add8's old value", c.what)
+		}
+		h := fastAtomic(e, core.OpCas8, me+16, c.target+64, 61, 7)
+		require.NotZero(t, h, "%s: cas8 went through Go", c.what)
+		waitFast(e, h)
+		assert.Equal(t, uint64(61), word(mine, 16), "%s: cas8's old value", c.what)
+		assert.Equal(t, uint64(7), word(c.mem, 64), "%s: cas8 swapped", c.what)
+		h = fastAtomic(e, core.OpCas8, me+16, c.target+64, 61, 9)
+		require.NotZero(t, h, "%s: a failing cas8 went through Go", c.what)
+		waitFast(e, h)
+		assert.Equal(t, uint64(7), word(mine, 16), "%s: a failing cas8's old value", c.what)
+		assert.Equal(t, uint64(7), word(c.mem, 64), "%s: a failing cas8 changed the word", c.what)
+		assert.Zero(t, fastAtomic(e, core.OpAdd8, me, c.target+core.GA(len(c.mem)), 1, 0), "%s: beyond its end", c.what)
+		assert.Zero(t, fastAtomic(e, core.OpXor8, me, c.target+64, 1, 0), "%s: xor8 (a compare-and-swap loop in Go)", c.what)
+	}
+
+	// The result in our registration, the target too.
+	h := fastAtomic(e, core.OpAdd8, regOurs+128, regOurs+64, 1, 0)
+	require.NotZero(t, h, "target and result in our registration")
+	waitFast(e, h)
+	assert.Equal(t, uint64(7), word(ours, 128))
+	assert.Equal(t, uint64(8), word(ours, 64))
+
+	// Unregistered: the C path no longer finds ours, Go refuses it.
+	require.NoError(t, e.Unregister(keyOurs))
+	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regOurs+64, 1, 0), "our unregistered buffer")
+	_, err := e.Atomic(core.OpAdd8, me, regOurs+64, 1, 0, core.HandleNull)
+	assert.Error(t, err, "an atomic on our unregistered buffer")
+	assert.Zero(t, e.Errors())
+	require.NoError(t, peerE.Unregister(keyTheirs))
 }
 
 // A put the C path posted to a peer that vanished meanwhile ends the job

@@ -64,8 +64,11 @@ static void slot_put(acpib_fast *x, int s)
 		key_unuse(x, sl->key);
 	if (sl->reg != NULL)
 		reg_unuse(sl->reg);
+	if (sl->target != NULL)
+		reg_unuse(sl->target);
 	sl->key = NULL;
 	sl->reg = NULL;
+	sl->target = NULL;
 	conn_put(x, sl->conn);
 	__atomic_sub_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
 	acpf_lock(&x->slot_lock);
@@ -215,12 +218,26 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	uint64_t raddr;
 	uint32_t rkey;
 	acpib_fastkey *k = NULL;
+	acpib_fastreg *t = NULL;
 	if (at->seg <= 2) {
 		const __typeof__(c->starters[0]) *st = &c->starters[at->seg];
 		if (!st->valid || !in_bounds(at->off, n, st->off_base, st->size))
 			return 0;
 		raddr = st->base + (at->off - st->off_base);
 		rkey = st->rkey;
+	} else if (c->loopback) {
+		/* Our own registration, an atomic's target under --acp-ib-atomics
+		 * nic: its key is ours, counted as used as a local end's is, so
+		 * that unregistering it waits for this work (fastRegUsers). */
+		t = reg_use(x, at->seg);
+		if (t == NULL)
+			return 0;
+		if (t->color != at->color || !in_bounds(at->off, n, t->off_base, t->size)) {
+			reg_unuse(t);
+			return 0;
+		}
+		raddr = t->base + (at->off - t->off_base);
+		rkey = t->rkey;
 	} else {
 		k = key_use(x, c->peer, at->seg);
 		if (k == NULL)
@@ -273,6 +290,7 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	sl->get = get;
 	sl->key = k;
 	sl->reg = g;
+	sl->target = t;
 	/* The Go side's timer finds work that stays unacknowledged (a peer
 	 * gone while the adapter retries for ever) by this time: a load of
 	 * the clock its progress goroutine keeps, no clock read here. */
@@ -308,6 +326,8 @@ decline:
 unpin:
 	if (k != NULL)
 		key_unuse(x, k);
+	if (t != NULL)
+		reg_unuse(t);
 	if (g != NULL)
 		reg_unuse(g);
 	return out;
@@ -483,6 +503,7 @@ int acpib_fast_reg(acpib_fast *x, uint32_t seg, const acpib_fastreg *r, int vali
 	if (__atomic_load_n(&g->users, __ATOMIC_SEQ_CST) != 0)
 		return 0;
 	g->lkey = r->lkey;
+	g->rkey = r->rkey;
 	g->color = r->color;
 	g->base = r->base;
 	g->size = r->size;

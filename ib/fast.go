@@ -110,7 +110,7 @@ func (e *endpoint) fastLocal(lr *localRegion, valid bool) (withdrawn int) {
 	case seg <= core.SegStarterDL:
 		C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), lkey, C.int(v))
 	case seg >= core.SegFirstUser:
-		r := C.acpib_fastreg{lkey: lkey, color: C.uint32_t(lr.r.Color), base: C.uint64_t(lr.base), size: C.uint64_t(lr.size), off_base: C.uint64_t(lr.r.OffBase)}
+		r := C.acpib_fastreg{lkey: lkey, rkey: C.uint32_t(lr.rkeys[e.fastDev]), color: C.uint32_t(lr.r.Color), base: C.uint64_t(lr.base), size: C.uint64_t(lr.size), off_base: C.uint64_t(lr.r.OffBase)}
 		// Refused (the entry still in use): the Go side serves it.
 		_ = C.acpib_fast_reg(e.fast, C.uint32_t(seg), &r, C.int(v))
 		if !valid {
@@ -205,6 +205,9 @@ func (e *endpoint) fastConnUp(c *conn) {
 	fc.rank = C.int32_t(e.host.PeerRank(c.peer))
 	fc.peer = C.int32_t(c.peer)
 	fc.inline_max = C.uint32_t(c.inline)
+	if c.peer == e.me {
+		fc.loopback = 1 // our registrations' keys are in the C side's table of them
+	}
 	for seg := range fc.starters {
 		s := c.remote.starters[seg]
 		st := &fc.starters[seg]

@@ -52,6 +52,7 @@ typedef struct acpib_fastconn {
 	int32_t rank; /* logical */
 	int32_t peer; /* physical (the Go side's index) */
 	uint32_t inline_max;
+	uint32_t loopback; /* connected to itself: the remote end is our own memory */
 	uint32_t ready;    /* 1 while work may be posted (set last) */
 	int32_t inflight;    /* work requests on qp, both sides' (at most ACPIB_FAST_PER_QP) */
 	uint32_t go_waiting; /* the Go side waits for an entry: wake it when one frees */
@@ -76,7 +77,7 @@ typedef struct acpib_fastkey {
 typedef struct acpib_fastreg {
 	uint32_t valid;
 	int32_t users;
-	uint32_t lkey, color;
+	uint32_t lkey, rkey, color, pad;
 	uint64_t base, size, off_base;
 } acpib_fastreg;
 
@@ -84,6 +85,7 @@ typedef struct acpib_fastslot {
 	acpib_fastconn *conn; /* stored last (release): posted is then valid */
 	acpib_fastkey *key;   /* the remote key it uses, when not starter memory's */
 	acpib_fastreg *reg;   /* the local registration it uses, if any */
+	acpib_fastreg *target; /* our registration at the remote end (loopback), if any */
 	int64_t posted;       /* the coarse clock when it was posted */
 	int64_t handle;
 	uint64_t ga, n;
