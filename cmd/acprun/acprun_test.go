@@ -99,8 +99,13 @@ func TestRankKilledBySignal(t *testing.T) {
 }
 
 func TestStubbornRankIsKilled(t *testing.T) {
-	// Rank 0 and the sleep it runs ignore SIGTERM: SIGKILL follows.
-	r := acprun(t, 15*time.Second, nil, "", "-np", "2", "sh", "-c", `trap "" TERM; if [ "$ACP_MYRANK" = 1 ]; then exit 5; fi; sleep 30`)
+	// Rank 0 and the sleep it runs ignore SIGTERM: SIGKILL follows. Rank 1
+	// fails only once rank 0 ignores it: failing at once, it once stopped
+	// a rank 0 whose shell had not yet set its trap (32 ms, in a loaded CI
+	// run).
+	ready := filepath.Join(t.TempDir(), "rank0-ignores-term")
+	r := acprun(t, 15*time.Second, nil, "", "-np", "2", "sh", "-c",
+		`trap "" TERM; if [ "$ACP_MYRANK" = 1 ]; then while [ ! -e "$1" ]; do sleep 0.01; done; exit 5; fi; touch "$1"; sleep 30`, "sh", ready)
 	assert.Equal(t, 5, r.status)
 	assert.GreaterOrEqual(t, r.elapsed, killGrace)
 	assert.Less(t, r.elapsed, killGrace+4*time.Second)

@@ -174,6 +174,12 @@ type msg struct{ size, recv int }
 // each waited for before the next, or all posted at once and then waited
 // for.
 func sendAll(t *testing.T, c *ch.Channel, msgs []msg, seed uint64, oneByOne bool) error {
+	return sendAllThen(t, c, msgs, seed, oneByOne, nil)
+}
+
+// sendAllThen is sendAll that calls posted, when not nil, once every send
+// is posted and before it waits for them.
+func sendAllThen(t *testing.T, c *ch.Channel, msgs []msg, seed uint64, oneByOne bool, posted func()) error {
 	var qs []*ch.Request
 	for i, m := range msgs {
 		b := coretest.CMem(t, m.size)
@@ -188,6 +194,9 @@ func sendAll(t *testing.T, c *ch.Channel, msgs []msg, seed uint64, oneByOne bool
 		if !oneByOne {
 			qs = append(qs, q)
 		}
+	}
+	if posted != nil {
+		posted()
 	}
 	for i, q := range qs {
 		if _, err := q.Wait(); err != nil {

@@ -1,6 +1,7 @@
 package ch_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,11 +76,16 @@ func TestStreamedThroughRing(t *testing.T) {
 	w := newWorldOn(t, "shm", 2)
 	defer w.close()
 	var got uint64
+	// The second round's receives wait until every send is posted: a
+	// sleep of 5 ms was too short for a sender preempted between its
+	// posts, whose later messages then found the ring to themselves (11
+	// streamed in a loaded CI run).
+	posted := make(chan struct{})
 	w.exchange(
 		func(c *ch.Channel) error {
 			err := sendAll(t, c, msgs, 0, true)
 			if err == nil {
-				err = sendAll(t, c, msgs, 100, false)
+				err = sendAllThen(t, c, msgs, 100, false, func() { close(posted) })
 			}
 			got = w.ch[0].Streamed()
 			return err
@@ -89,7 +95,11 @@ func TestStreamedThroughRing(t *testing.T) {
 			if err := recvAll(t, c, msgs, 0, 2*time.Millisecond); err != nil {
 				return err
 			}
-			time.Sleep(5 * time.Millisecond) // every send is queued by then
+			select {
+			case <-posted:
+			case <-time.After(time.Minute):
+				return fmt.Errorf("the sender did not post its second round within a minute")
+			}
 			return recvAll(t, c, msgs, 100, 0)
 		})
 	// Sent one at a time, every one. Sent at once: the first, the second
