@@ -9,7 +9,8 @@
 #   acpbench putbw      (windowed puts)      vs  ib_write_bw -s SIZE
 #     (from registered memory, and with -starter from starter memory)
 #   acp_add8 + acp_complete on a peer's word vs  ib_atomic_lat
-#     (the owner's CPU executes it, and with --acp-ib-atomics nic the adapter)
+#     (the owner's CPU executes it, and with --acp-ib-atomics nic the adapter,
+#     on starter memory and on registered memory)
 #
 # and, once, the memory a process spends on the transport and per peer
 # contacted (the ib tests' memory report: queue pairs, mapped verbs
@@ -45,10 +46,12 @@ gid=1 # ::ffff:10.77.0.1, RoCE v2: the GID the ib transport chooses too
 acprun=$build/bin/acprun acpbench=$build/bench/acpbench
 
 # The atomic latency program (the counterpart of ib_atomic_lat): rank 0
-# adds 1 to a word of rank 1's starter memory and waits, N times.
+# adds 1 to a word of rank 1's starter memory and waits, N times; with a
+# second argument "reg", to a word of memory rank 1 registered.
 cat > atomic_lat.c <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "acp.h"
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
@@ -58,6 +61,17 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 1000, bad = 0;
     acp_ga_t target = acp_query_starter_ga(1), result = acp_query_starter_ga(0) + 64;
     uint64_t *res = acp_query_address(result);
+    if (argc > 2 && strcmp(argv[2], "reg") == 0) {
+        /* Rank 1 registers a word and leaves its GA in its starter memory. */
+        static uint64_t word[8];
+        acp_ga_t *slot = acp_query_address(acp_query_starter_ga(acp_rank()) + 128);
+        if (acp_rank() == 1) *slot = acp_query_ga(acp_register_memory(word, sizeof word, 0), word);
+        acp_sync();
+        if (acp_rank() == 0) {
+            acp_complete(acp_copy(acp_query_starter_ga(0) + 128, acp_query_starter_ga(1) + 128, 8, ACP_HANDLE_NULL));
+            target = *slot;
+        }
+    }
     if (acp_rank() == 0) {
         for (int i = 0; i < n / 10; i++) acp_complete(acp_add8(result, target, 1, ACP_HANDLE_NULL));
         double t0 = now();
@@ -88,7 +102,7 @@ sizes="2 8 64 512 4096 65536 262144 1048576 4194304"
 export ACP_TRANSPORTS=ib
 # Results of an earlier run (more rounds, or the other half) stay out of
 # this one's medians.
-rm -f acpbench.*.txt acpbw.*.txt acpbwst.*.txt write_lat.*.txt write_bw.*.txt atomic_lat.*.txt atomic_nic.*.txt ib_atomic_lat.*.txt
+rm -f acpbench.*.txt acpbw.*.txt acpbwst.*.txt write_lat.*.txt write_bw.*.txt atomic_lat.*.txt atomic_nic.*.txt atomic_nicreg.*.txt ib_atomic_lat.*.txt
 lat=1 bw=1
 [ "$what" = bw ] && lat=0
 [ "$what" = lat ] && bw=0
@@ -119,6 +133,7 @@ for r in $(seq "$rounds"); do
     echo "== round $r: atomics"
     timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_lat.$r.txt" 2>&1 || echo "atomic_lat failed (round $r)"
     ACP_IB_ATOMICS=nic timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 > "atomic_nic.$r.txt" 2>&1 || echo "atomic_lat --acp-ib-atomics nic failed (round $r)"
+    ACP_IB_ATOMICS=nic timeout 300 "$acprun" -np 2 --timeout 290 ./atomic_lat 2000 reg > "atomic_nicreg.$r.txt" 2>&1 || echo "atomic_lat reg --acp-ib-atomics nic failed (round $r)"
     perf ib_atomic_lat -n 2000 > "ib_atomic_lat.$r.txt" 2>&1 || echo "ib_atomic_lat failed (round $r)"
   fi
 done
@@ -177,6 +192,8 @@ echo "|---|---:|---:|---:|"
 an=$(for f in atomic_nic.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f" 2>/dev/null; done | median)
 echo "| fetch-and-add (owner's CPU, the default) | $aa | $ia | $(ratio "$aa" "$ia") |"
 echo "| fetch-and-add, --acp-ib-atomics nic | $an | $ia | $(ratio "$an" "$ia") |"
+ar=$(for f in atomic_nicreg.*.txt; do sed -n 's/.*t_avg\[usec\] //p' "$f" 2>/dev/null; done | median)
+echo "| fetch-and-add on registered memory, --acp-ib-atomics nic | $ar | $ia | $(ratio "$ar" "$ia") |"
 echo
 echo "Memory (rank 0 of 1+N processes, N peers contacted):"
 grep 'peers contacted' memory.txt | sed 's/^ *rxe_test.go:[0-9]*: //'
