@@ -256,17 +256,27 @@ func TestConformanceNICAtomicsWithShmIB(t *testing.T) {
 	conformance.RunWithOps(t, "shm,ib", viaFastPath, "ib-atomics=nic")
 }
 
-// ibPair starts two engines over ib with 3 MiB of starter memory each and
-// returns them, their starter GAs and their starter memories (rank 0's
-// first); they close when the test ends.
-func ibPair(t *testing.T) (e, peerE *core.Engine, me, peer core.GA, mine, theirs []byte) {
+// ibPair starts two engines over ib with 3 MiB of starter memory each
+// (and the settings given) and returns them, their starter GAs and their
+// starter memories (rank 0's first); they close when the test ends.
+func ibPair(t *testing.T, settings ...string) (e, peerE *core.Engine, me, peer core.GA, mine, theirs []byte) {
 	needRDMA(t)
-	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000")
+	w := coretest.NewWorld(t, 2, "ib", append([]string{"size-smem=0x300000"}, settings...)...)
 	t.Cleanup(w.Close)
 	e, peerE = w.Engines[0], w.Engines[1]
 	me, _ = e.StarterGA(0)
 	peer, _ = e.StarterGA(1)
 	return e, peerE, me, peer, e.StarterMemory(core.SegStarter), peerE.StarterMemory(core.SegStarter)
+}
+
+// registerAll registers the whole of b with eng and returns its key and
+// the GA of its first byte.
+func registerAll(t *testing.T, eng *core.Engine, b []byte) (atkey, ga core.GA) {
+	atkey, err := eng.Register(unsafe.Pointer(&b[0]), uint64(len(b)), 0)
+	require.NoError(t, err)
+	ga, err = eng.QueryGA(atkey, unsafe.Pointer(&b[0]))
+	require.NoError(t, err)
+	return atkey, ga
 }
 
 // waitFast waits for h through the C path, then, for a slow completion,
@@ -378,22 +388,15 @@ func TestFastPathPostsRegisteredOverIB(t *testing.T) {
 			b[i] = byte(seed + i*13)
 		}
 	}
-	register := func(eng *core.Engine, b []byte) (atkey, ga core.GA) {
-		atkey, err := eng.Register(unsafe.Pointer(&b[0]), uint64(len(b)), 0)
-		require.NoError(t, err)
-		ga, err = eng.QueryGA(atkey, unsafe.Pointer(&b[0]))
-		require.NoError(t, err)
-		return atkey, ga
-	}
 	goCopy(peer, me, 8) // connects
 
 	a := coretest.CMem(t, 2<<20)
-	keyA, regA := register(peerE, a)
+	keyA, regA := registerAll(t, peerE, a)
 	assert.Zero(t, fastCopy(e, regA, me, 8, core.HandleNull), "a registration whose key is not known here yet")
 	goCopy(regA, me, 8) // learns the key
 
 	ours := coretest.CMem(t, 2<<20)
-	keyOurs, regOurs := register(e, ours)
+	keyOurs, regOurs := registerAll(t, e, ours)
 	// A put of n bytes from local to remote through the C path, then a
 	// get of them back into back, each checked.
 	roundTrip := func(what string, local []byte, localGA core.GA, remote []byte, remoteGA core.GA, back []byte, backGA core.GA, n uint64, seed int) {
@@ -428,7 +431,7 @@ func TestFastPathPostsRegisteredOverIB(t *testing.T) {
 	seg := e.Layout().Seg(keyA)
 	var keyB, regB core.GA
 	for i := 0; ; i++ {
-		keyB, regB = register(peerE, b)
+		keyB, regB = registerAll(t, peerE, b)
 		if e.Layout().Seg(keyB) == seg {
 			break
 		}
@@ -458,20 +461,7 @@ func TestFastPathPostsRegisteredOverIB(t *testing.T) {
 // what it cannot check (a key not learnt, out of bounds, an unregistered
 // buffer), and Go serves or refuses those.
 func TestFastPathNICAtomicsOnRegistrationsIB(t *testing.T) {
-	needRDMA(t)
-	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x300000", "ib-atomics=nic")
-	t.Cleanup(w.Close)
-	e, peerE := w.Engines[0], w.Engines[1]
-	me, _ := e.StarterGA(0)
-	peer, _ := e.StarterGA(1)
-	mine := e.StarterMemory(core.SegStarter)
-	register := func(eng *core.Engine, b []byte) (atkey, ga core.GA) {
-		atkey, err := eng.Register(unsafe.Pointer(&b[0]), uint64(len(b)), 0)
-		require.NoError(t, err)
-		ga, err = eng.QueryGA(atkey, unsafe.Pointer(&b[0]))
-		require.NoError(t, err)
-		return atkey, ga
-	}
+	e, peerE, me, peer, mine, _ := ibPair(t, "ib-atomics=nic")
 	goAtomic := func(op core.AtomicOp, target core.GA, a, b uint64) {
 		h, err := e.Atomic(op, me, target, a, b, core.HandleNull)
 		require.NoError(t, err)
@@ -480,9 +470,9 @@ func TestFastPathNICAtomicsOnRegistrationsIB(t *testing.T) {
 	word := func(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
 	ours := coretest.CMem(t, 1<<20)
-	keyOurs, regOurs := register(e, ours)
+	keyOurs, regOurs := registerAll(t, e, ours)
 	theirs := coretest.CMem(t, 1<<20)
-	keyTheirs, regTheirs := register(peerE, theirs)
+	keyTheirs, regTheirs := registerAll(t, peerE, theirs)
 	goAtomic(core.OpAdd8, peer, 0, 0) // connects to the peer
 
 	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regTheirs+64, 1, 0), "a registration whose key is not known here yet")
