@@ -41,8 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define MAX_SIZE 8192
-#define MAX_ROUNDS 99
 
 enum { UDP_SPIN, TCP_SPIN, UDP_BLOCK, TCP_BLOCK, WAYS };
 
@@ -143,80 +144,10 @@ static double pingpong(int fd, int way, size_t n, int reps, double *send_us)
     return t * 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static long number(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || *s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "net_floor: %s %s: want a whole number from %ld to %ld\n", opt, s, lo, hi);
-        exit(2);
-    }
-    return v;
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: net_floor [-min BYTES] [-max BYTES] [-reps N] [-rounds R] [-cpus A,B]\n"
-                    "  sizes 0..%d bytes, R from 1 to %d\n",
-            MAX_SIZE, MAX_ROUNDS);
-    exit(2);
-}
-
 int main(int argc, char **argv)
 {
-    long min_size = 0, max_size = 1024, reps = 10000, rounds = 5, cpu[2] = {-1, -1};
-    for (int i = 1; i < argc; i++) {
-        if (i + 1 >= argc)
-            usage();
-        const char *opt = argv[i], *val = argv[++i];
-        if (strcmp(opt, "-min") == 0)
-            min_size = number(opt, val, 0, MAX_SIZE);
-        else if (strcmp(opt, "-max") == 0)
-            max_size = number(opt, val, 0, MAX_SIZE);
-        else if (strcmp(opt, "-reps") == 0)
-            reps = number(opt, val, 1, 100000000);
-        else if (strcmp(opt, "-rounds") == 0)
-            rounds = number(opt, val, 1, MAX_ROUNDS);
-        else if (strcmp(opt, "-cpus") == 0) {
-            if (sscanf(val, "%ld,%ld", &cpu[0], &cpu[1]) != 2 || cpu[0] < 0 || cpu[1] < 0 || cpu[0] >= CPU_SETSIZE ||
-                cpu[1] >= CPU_SETSIZE) {
-                fprintf(stderr, "net_floor: -cpus %s: want two CPU numbers, as in -cpus 0,1\n", val);
-                exit(2);
-            }
-        } else
-            usage();
-    }
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        fail("sched_getaffinity");
-    if (cpu[0] < 0) {
-        int k = 0;
-        for (int i = 0; i < CPU_SETSIZE && k < 2; i++)
-            if (CPU_ISSET(i, &allowed))
-                cpu[k++] = i;
-        if (k < 2) {
-            fprintf(stderr, "net_floor: needs two CPUs, and this process may use fewer (taskset, cgroup): each side spins\n");
-            return 2;
-        }
-    }
-    for (int i = 0; i < 2; i++)
-        if (!CPU_ISSET(cpu[i], &allowed)) {
-            fprintf(stderr, "net_floor: -cpus %ld,%ld: this process may not run on CPU %ld\n", cpu[0], cpu[1], cpu[i]);
-            return 2;
-        }
+    floor_opts o = {.min_size = 0, .max_size = 1024, .reps = 10000, .rounds = 5, .cpu = {-1, -1}};
+    floor_parse(argc, argv, "net_floor", MAX_SIZE, &o);
     /* Every way's sockets before the fork: both processes hold both ends
      * and use one each. */
     int fds[WAYS][2];
@@ -229,46 +160,30 @@ int main(int argc, char **argv)
     me = child == 0;
     if (me == 1)
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the timing side */
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET((int)cpu[me], &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0)
-        fail("sched_setaffinity");
+    if (!floor_pin("net_floor", o.cpu[me]))
+        return 2; /* the other side stops when its socket closes, or is killed with us */
     if (me == 0) {
-        struct utsname u;
-        uname(&u);
-        time_t t = time(NULL);
-        char date[32];
-        strftime(date, sizeof date, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("#---------------------------------------------------\n");
-        printf("# net_floor: two processes on loopback sockets, no library, CPUs %ld and %ld\n", cpu[0], cpu[1]);
-        printf("# %ld round trips per run, median of %ld alternated rounds, one-way us\n", reps, rounds);
-        printf("# %s, host %s\n", date, u.nodename);
-        printf("#---------------------------------------------------\n");
+        floor_title("net_floor: two processes on loopback sockets, no library", &o);
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "udp-spin", "tcp-spin", "udp-block", "tcp-block", "udp-send");
     }
-    double t[WAYS][MAX_ROUNDS], s[MAX_ROUNDS];
-    for (long n = min_size; n <= max_size; n = n ? 2 * n : 1) {
-        for (int k = 0; k < rounds; k++)
+    double t[WAYS][FLOOR_MAX_ROUNDS], s[FLOOR_MAX_ROUNDS];
+    for (long n = o.min_size; n <= o.max_size; n = n ? 2 * n : 1) {
+        for (int k = 0; k < o.rounds; k++)
             for (int w = 0; w < WAYS; w++) {
                 double su = 0;
-                t[w][k] = pingpong(fds[w][me], w, (size_t)n, (int)reps, &su);
+                t[w][k] = pingpong(fds[w][me], w, (size_t)n, (int)o.reps, &su);
                 if (w == UDP_SPIN)
                     s[k] = su;
             }
         if (me == 0) {
             printf("%13ld", n);
             for (int w = 0; w < WAYS; w++)
-                printf("%13.2f", median(t[w], (int)rounds));
-            printf("%13.2f\n", median(s, (int)rounds));
+                printf("%13.2f", floor_median(t[w], (int)o.rounds));
+            printf("%13.2f\n", floor_median(s, (int)o.rounds));
             fflush(stdout);
         }
-        if (n == max_size)
+        if (n == o.max_size)
             break;
     }
-    if (me == 1)
-        return 0;
-    int status = 0;
-    waitpid(child, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    return floor_status(me, child);
 }

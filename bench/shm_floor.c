@@ -47,6 +47,8 @@
 #include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+
+#include "floor.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -54,7 +56,6 @@
 #define SLOT_COUNT 8
 #define HEADER_SIZE 64
 #define PAYLOAD (SLOT_SIZE - HEADER_SIZE)
-#define MAX_ROUNDS 99
 
 enum { MODE_FLAG, MODE_FLAG_READ, MODE_RING, MODE_RING_MOVSB, MODES };
 
@@ -209,98 +210,10 @@ static double pingpong(int mode, size_t n, int reps)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: shm_floor [-min BYTES] [-max BYTES] [-reps N] [-rounds R] [-cpus A,B]\n"
-                    "  sizes 0..%d bytes (one ring slot), R from 1 to %d\n",
-            PAYLOAD, MAX_ROUNDS);
-    exit(2);
-}
-
-static long number(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || *s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "shm_floor: %s %s: want a whole number from %ld to %ld\n", opt, s, lo, hi);
-        exit(2);
-    }
-    return v;
-}
-
-/* The first two CPUs this process may run on: where acprun binds two ranks. */
-static int first_two_cpus(long cpu[2])
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 0;
-    int k = 0;
-    for (int i = 0; i < CPU_SETSIZE && k < 2; i++)
-        if (CPU_ISSET(i, &set))
-            cpu[k++] = i;
-    return k == 2;
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        fprintf(stderr, "shm_floor: cannot run on CPU %d (-cpus): %s\n", cpu, strerror(errno));
-        __atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
-        exit(2);
-    }
-}
-
 int main(int argc, char **argv)
 {
-    long min_size = 0, max_size = 2048, reps = 20000, rounds = 5, cpu[2] = {-1, -1};
-    for (int i = 1; i < argc; i++) {
-        if (i + 1 >= argc)
-            usage();
-        const char *opt = argv[i], *val = argv[++i];
-        if (strcmp(opt, "-min") == 0)
-            min_size = number(opt, val, 0, PAYLOAD);
-        else if (strcmp(opt, "-max") == 0)
-            max_size = number(opt, val, 0, PAYLOAD);
-        else if (strcmp(opt, "-reps") == 0)
-            reps = number(opt, val, 1, 100000000);
-        else if (strcmp(opt, "-rounds") == 0)
-            rounds = number(opt, val, 1, MAX_ROUNDS);
-        else if (strcmp(opt, "-cpus") == 0) {
-            if (sscanf(val, "%ld,%ld", &cpu[0], &cpu[1]) != 2 || cpu[0] < 0 || cpu[1] < 0 || cpu[0] >= CPU_SETSIZE ||
-                cpu[1] >= CPU_SETSIZE) {
-                fprintf(stderr, "shm_floor: -cpus %s: want two CPU numbers, as in -cpus 0,1\n", val);
-                exit(2);
-            }
-        } else
-            usage();
-    }
-    if (cpu[0] < 0 && !first_two_cpus(cpu)) {
-        fprintf(stderr, "shm_floor: needs two CPUs, and this process may use fewer (taskset, cgroup): each side spins\n");
-        return 2;
-    }
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-        for (int i = 0; i < 2; i++)
-            if (!CPU_ISSET(cpu[i], &allowed)) {
-                fprintf(stderr, "shm_floor: -cpus %ld,%ld: this process may not run on CPU %ld\n", cpu[0], cpu[1], cpu[i]);
-                return 2;
-            }
+    floor_opts o = {.min_size = 0, .max_size = 2048, .reps = 20000, .rounds = 5, .cpu = {-1, -1}};
+    floor_parse(argc, argv, "shm_floor", PAYLOAD, &o);
     sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     mine_priv = aligned_alloc(64, SLOT_SIZE);
     source = aligned_alloc(64, SLOT_SIZE);
@@ -319,39 +232,29 @@ int main(int argc, char **argv)
     me = child == 0;
     if (me == 1)
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the timing side */
-    pin((int)cpu[me]);
+    if (!floor_pin("shm_floor", o.cpu[me])) {
+        __atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
+        return 2;
+    }
     if (me == 0) {
-        struct utsname u;
-        uname(&u);
-        time_t t = time(NULL);
-        char date[32];
-        strftime(date, sizeof date, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("#---------------------------------------------------\n");
-        printf("# shm_floor: two processes, no library, CPUs %ld and %ld\n", cpu[0], cpu[1]);
-        printf("# %d round trips per run, median of %ld alternated rounds, one-way us\n", (int)reps, rounds);
-        printf("# %s, host %s\n", date, u.nodename);
-        printf("#---------------------------------------------------\n");
+        floor_title("shm_floor: two processes, no library", &o);
         printf("%13s%13s%13s%13s%13s%13s%13s\n", "#bytes", "flag", "flag+read", "ring", "ring-movsb", "read/flag",
                "ring/flag");
     }
-    double t[MODES][MAX_ROUNDS];
-    for (long n = min_size; n <= max_size; n = n ? 2 * n : 1) {
-        for (int k = 0; k < rounds; k++)
+    double t[MODES][FLOOR_MAX_ROUNDS];
+    for (long n = o.min_size; n <= o.max_size; n = n ? 2 * n : 1) {
+        for (int k = 0; k < o.rounds; k++)
             for (int m = 0; m < MODES; m++)
-                t[m][k] = pingpong(m, (size_t)n, (int)reps);
+                t[m][k] = pingpong(m, (size_t)n, (int)o.reps);
         if (me == 0) {
-            double f = median(t[MODE_FLAG], (int)rounds), fr = median(t[MODE_FLAG_READ], (int)rounds),
-                   r = median(t[MODE_RING], (int)rounds), rm = median(t[MODE_RING_MOVSB], (int)rounds);
+            double f = floor_median(t[MODE_FLAG], (int)o.rounds), fr = floor_median(t[MODE_FLAG_READ], (int)o.rounds),
+                   r = floor_median(t[MODE_RING], (int)o.rounds), rm = floor_median(t[MODE_RING_MOVSB], (int)o.rounds);
             printf("%13ld%13.3f%13.3f%13.3f%13.3f%13.2f%13.2f\n", n, f * 1e6, fr * 1e6, r * 1e6, rm * 1e6, fr / f,
                    (r < rm ? r : rm) / f);
             fflush(stdout);
         }
-        if (n == max_size)
+        if (n == o.max_size)
             break;
     }
-    if (me == 1)
-        return 0;
-    int status = 0;
-    waitpid(child, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    return floor_status(me, child);
 }
