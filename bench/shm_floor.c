@@ -36,21 +36,17 @@
  * receiver must read the message, a put pingpong's need not.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-
-#include "floor.h"
 #include <time.h>
 #include <unistd.h>
+
+#include "floor.h"
 
 #define SLOT_SIZE 4096
 #define SLOT_COUNT 8

@@ -31,15 +31,15 @@ type fastOps struct{ e *core.Engine }
 func (o fastOps) state() unsafe.Pointer { return o.e.FastState() }
 
 func (o fastOps) Copy(dst, src core.GA, n uint64, order core.Handle) (core.Handle, error) {
-	if h := C.acpfast_copy(o.state(), C.acp_ga_t(dst), C.acp_ga_t(src), C.size_t(n), C.acp_handle_t(order)); h != 0 {
-		return core.Handle(h), nil
+	if h := fastCopy(o.e, dst, src, n, order); h != 0 {
+		return h, nil
 	}
 	return o.e.ProgramCopy(dst, src, n, order)
 }
 
 func (o fastOps) Atomic(op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) (core.Handle, error) {
-	if h := C.acpfast_atomic(o.state(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)); h != 0 {
-		return core.Handle(h), nil
+	if h := fastAtomic(o.e, op, result, target, a, b, order); h != 0 {
+		return h, nil
 	}
 	return o.e.ProgramAtomic(op, result, target, a, b, order)
 }
@@ -74,8 +74,8 @@ func fastCompleted(e *core.Engine, dst, src core.GA) bool {
 
 // fastAtomic issues an atomic through the C path only: 0 where it
 // declines (tests).
-func fastAtomic(e *core.Engine, op core.AtomicOp, result, target core.GA, a, b uint64) core.Handle {
-	return core.Handle(C.acpfast_atomic(e.FastState(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), 0))
+func fastAtomic(e *core.Engine, op core.AtomicOp, result, target core.GA, a, b uint64, order core.Handle) core.Handle {
+	return core.Handle(C.acpfast_atomic(e.FastState(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)))
 }
 
 // fastCopy issues a copy through the C path only: 0 where it declines

@@ -192,10 +192,6 @@ static int poll_remote(char *f, acpf_remote *r);
  * to Go, yielding every 64th. */
 #define FULL_TRIES 4096
 
-/* A copy between the local end (memory reachable here, local, or our
- * registration mine) and the end at, GA ga, in another rank's memory,
- * through the transport's C code (n > 0: acpfast_copy completes empty
- * copies itself); get: from at. */
 /* Whether the command queue's ring is full: an operation for a transport's
  * C code then waits in Go, which polls for the completions that make room
  * (take would only yield). */
@@ -204,6 +200,10 @@ static int ring_full(char *f)
     return LOAD(I64(f, ACPF_ISSUED)) - LOAD(I64(f, ACPF_DONE)) >= (int64_t)LOAD(U32(f, ACPF_DEPTH));
 }
 
+/* A copy between the local end (memory reachable here, local, or our
+ * registration mine) and the end at, GA ga, in another rank's memory,
+ * through the transport's C code (n > 0: acpfast_copy completes empty
+ * copies itself); get: from at. */
 static acp_handle_t remote_copy(char *f, int get, const acpf_end *at, acp_ga_t ga, void *local, const acpf_end *mine,
                                 size_t n)
 {

@@ -475,9 +475,9 @@ func TestFastPathNICAtomicsOnRegistrationsIB(t *testing.T) {
 	keyTheirs, regTheirs := registerAll(t, peerE, theirs)
 	goAtomic(core.OpAdd8, peer, 0, 0) // connects to the peer
 
-	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regTheirs+64, 1, 0), "a registration whose key is not known here yet")
+	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regTheirs+64, 1, 0, core.HandleNull), "a registration whose key is not known here yet")
 	goAtomic(core.OpAdd8, regTheirs+64, 1, 0) // learns the key
-	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regOurs+64, 1, 0), "ours, before the loopback connection")
+	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regOurs+64, 1, 0, core.HandleNull), "ours, before the loopback connection")
 	goAtomic(core.OpAdd8, regOurs+64, 1, 0) // makes the loopback connection
 
 	for _, c := range []struct {
@@ -487,27 +487,27 @@ func TestFastPathNICAtomicsOnRegistrationsIB(t *testing.T) {
 	}{{"a peer's registration", regTheirs, theirs}, {"our registration", regOurs, ours}} {
 		for i := range 20 {
 			binary.LittleEndian.PutUint64(mine[8:], 0xdead)
-			h := fastAtomic(e, core.OpAdd8, me+8, c.target+64, 3, 0)
+			h := fastAtomic(e, core.OpAdd8, me+8, c.target+64, 3, 0, core.HandleNull)
 			require.NotZero(t, h, "%s: add8 went through Go", c.what)
 			waitFast(e, h)
 			assert.Equal(t, uint64(1+3*i), word(mine, 8), "%s: add8's old value", c.what)
 		}
-		h := fastAtomic(e, core.OpCas8, me+16, c.target+64, 61, 7)
+		h := fastAtomic(e, core.OpCas8, me+16, c.target+64, 61, 7, core.HandleNull)
 		require.NotZero(t, h, "%s: cas8 went through Go", c.what)
 		waitFast(e, h)
 		assert.Equal(t, uint64(61), word(mine, 16), "%s: cas8's old value", c.what)
 		assert.Equal(t, uint64(7), word(c.mem, 64), "%s: cas8 swapped", c.what)
-		h = fastAtomic(e, core.OpCas8, me+16, c.target+64, 61, 9)
+		h = fastAtomic(e, core.OpCas8, me+16, c.target+64, 61, 9, core.HandleNull)
 		require.NotZero(t, h, "%s: a failing cas8 went through Go", c.what)
 		waitFast(e, h)
 		assert.Equal(t, uint64(7), word(mine, 16), "%s: a failing cas8's old value", c.what)
 		assert.Equal(t, uint64(7), word(c.mem, 64), "%s: a failing cas8 changed the word", c.what)
-		assert.Zero(t, fastAtomic(e, core.OpAdd8, me, c.target+core.GA(len(c.mem)), 1, 0), "%s: beyond its end", c.what)
-		assert.Zero(t, fastAtomic(e, core.OpXor8, me, c.target+64, 1, 0), "%s: xor8 (a compare-and-swap loop in Go)", c.what)
+		assert.Zero(t, fastAtomic(e, core.OpAdd8, me, c.target+core.GA(len(c.mem)), 1, 0, core.HandleNull), "%s: beyond its end", c.what)
+		assert.Zero(t, fastAtomic(e, core.OpXor8, me, c.target+64, 1, 0, core.HandleNull), "%s: xor8 (a compare-and-swap loop in Go)", c.what)
 	}
 
 	// The result in our registration, the target too.
-	h := fastAtomic(e, core.OpAdd8, regOurs+128, regOurs+64, 1, 0)
+	h := fastAtomic(e, core.OpAdd8, regOurs+128, regOurs+64, 1, 0, core.HandleNull)
 	require.NotZero(t, h, "target and result in our registration")
 	waitFast(e, h)
 	assert.Equal(t, uint64(7), word(ours, 128))
@@ -515,7 +515,7 @@ func TestFastPathNICAtomicsOnRegistrationsIB(t *testing.T) {
 
 	// Unregistered: the C path no longer finds ours, Go refuses it.
 	require.NoError(t, e.Unregister(keyOurs))
-	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regOurs+64, 1, 0), "our unregistered buffer")
+	assert.Zero(t, fastAtomic(e, core.OpAdd8, me, regOurs+64, 1, 0, core.HandleNull), "our unregistered buffer")
 	_, err := e.Atomic(core.OpAdd8, me, regOurs+64, 1, 0, core.HandleNull)
 	assert.Error(t, err, "an atomic on our unregistered buffer")
 	assert.Zero(t, e.Errors())

@@ -218,41 +218,37 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	uint64_t raddr;
 	uint32_t rkey;
 	acpib_fastkey *k = NULL;
-	acpib_fastreg *t = NULL;
+	acpib_fastreg *t = NULL, *g = NULL; /* released at decline: set before any jump there */
 	if (at->seg <= 2) {
 		const __typeof__(c->starters[0]) *st = &c->starters[at->seg];
 		if (!st->valid || !in_bounds(at->off, n, st->off_base, st->size))
 			return 0;
 		raddr = st->base + (at->off - st->off_base);
 		rkey = st->rkey;
-	} else if (c->loopback) {
-		/* Our own registration, an atomic's target under --acp-ib-atomics
-		 * nic: its key is ours, counted as used as a local end's is, so
-		 * that unregistering it waits for this work (fastRegUsers). */
-		t = reg_use(x, at->seg);
-		if (t == NULL)
-			return 0;
-		if (t->color != at->color || !in_bounds(at->off, n, t->off_base, t->size)) {
-			reg_unuse(t);
-			return 0;
-		}
-		raddr = t->base + (at->off - t->off_base);
-		rkey = t->rkey;
 	} else {
-		k = key_use(x, c->peer, at->seg);
-		if (k == NULL)
-			return 0;
-		if (k->color != at->color || !in_bounds(at->off, n, k->off_base, k->size)) {
-			key_unuse(x, k);
-			return 0;
+		/* A registration: a peer's, with the key the Go side learnt, or
+		 * over the loopback connection ours (an atomic's target under
+		 * --acp-ib-atomics nic) with our own key, counted as used as a
+		 * local end's is, so that unregistering it waits for this work
+		 * (fastRegUsers). Counted either way, released at decline. */
+		uint64_t base, size, off_base;
+		uint32_t color;
+		if (c->loopback) {
+			if ((t = reg_use(x, at->seg)) == NULL)
+				return 0;
+			base = t->base, size = t->size, off_base = t->off_base, color = t->color, rkey = t->rkey;
+		} else {
+			if ((k = key_use(x, c->peer, at->seg)) == NULL)
+				return 0;
+			base = k->base, size = k->size, off_base = k->off_base, color = k->color, rkey = k->rkey;
 		}
-		raddr = k->base + (at->off - k->off_base);
-		rkey = k->rkey;
+		if (color != at->color || !in_bounds(at->off, n, off_base, size))
+			goto decline;
+		raddr = base + (at->off - off_base);
 	}
 	/* The local end. */
 	uint32_t lkey = 0;
 	int inl = 0;
-	acpib_fastreg *g = NULL;
 	if (local == NULL) {
 		g = reg_use(x, mine->seg);
 		if (g == NULL || g->color != mine->color || !in_bounds(mine->off, n, g->off_base, g->size))

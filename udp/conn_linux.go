@@ -148,18 +148,22 @@ func (s *socket) send(pkts []packet) error {
 			// error from an earlier send): skip it, retransmission repairs.
 			sent = 1
 		case errno != 0:
-			clear(s.sendIov[:2*used])
-			clear(s.sendHdr[:used])
+			s.forget(used)
 			return errno
 		}
 		waited = false
 		pkts = pkts[sent:]
 	}
-	// Drop the pointers to the packets' memory, only those filled: the
-	// whole arrays are 6 KiB, which a pingpong cleared for each datagram.
-	clear(s.sendIov[:2*used])
-	clear(s.sendHdr[:used])
+	s.forget(used)
 	return nil
+}
+
+// forget drops the pointers to the packets' memory from the first n
+// message headers, the ones a send filled: the whole arrays are 6 KiB,
+// which a pingpong cleared for each datagram.
+func (s *socket) forget(n int) {
+	clear(s.sendIov[:2*n])
+	clear(s.sendHdr[:n])
 }
 
 func (s *socket) recv(bufs [][]byte, sizes []int) (int, error) {
