@@ -22,6 +22,14 @@ typedef struct {
     long cpu[2]; /* -1: the first two this process may use */
 } floor_opts;
 
+/* CLOCK_MONOTONIC in seconds. */
+static double floor_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static long floor_number(const char *name, const char *opt, const char *s, long lo, long hi)
 {
     char *end;

@@ -46,13 +46,6 @@ enum { UDP_SPIN, TCP_SPIN, UDP_BLOCK, TCP_BLOCK, WAYS };
 
 static int me;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void fail(const char *what)
 {
     fprintf(stderr, "net_floor: %s: %s\n", what, strerror(errno));
@@ -123,20 +116,20 @@ static double pingpong(int fd, int way, size_t n, int reps, double *send_us)
     double t0 = 0, in_send = 0;
     for (int i = 0; i < warm + reps; i++) {
         if (i == warm)
-            t0 = now();
+            t0 = floor_now();
         for (int turn = 0; turn < 2; turn++) {
             if ((turn == 0) == (me == 0)) {
-                double a = now();
+                double a = floor_now();
                 if (send(fd, buf, len, 0) != (ssize_t)len)
                     fail("send");
                 if (i >= warm)
-                    in_send += now() - a;
+                    in_send += floor_now() - a;
             } else {
                 recv_msg(fd, len, block);
             }
         }
     }
-    double t = (now() - t0) / reps / 2;
+    double t = (floor_now() - t0) / reps / 2;
     *send_us = in_send / reps * 1e6;
     return t * 1e6;
 }

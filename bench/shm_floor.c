@@ -71,15 +71,8 @@ struct shared {
 static struct shared *sh;
 static int me;
 static uint64_t sent, taken; /* slots written to the peer, taken from mine */
-static char *mine_priv;      /* the receiver's own buffer, and the sender's source */
-static char *source;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+static char *mine_priv;      /* the receiver's own buffer */
+static char *source;         /* what the sender copies from */
 
 /* Every wait checks it: the other side may have stopped. */
 static inline void check_peer(void)
@@ -182,7 +175,7 @@ static double pingpong(int mode, size_t n, int reps)
     double t0 = 0;
     for (int i = 0; i < warm + reps; i++) {
         if (i == warm)
-            t0 = now();
+            t0 = floor_now();
         uint8_t v = (uint8_t)(1 + trip++ % 255);
         if (n > 0)
             source[n - 1] = (char)v;
@@ -201,7 +194,7 @@ static double pingpong(int mode, size_t n, int reps)
             }
         }
     }
-    double t = (now() - t0) / reps / 2;
+    double t = (floor_now() - t0) / reps / 2;
     barrier();
     return t;
 }
