@@ -218,14 +218,16 @@ func (p *peer) accept(seq uint64) bool {
 	return true
 }
 
-// sack returns the selective-acknowledgement bits for rxNext+1..rxNext+64.
+// sack returns the selective-acknowledgement bits for rxNext+1..rxNext+64:
+// the two words of rxBits that hold them, shifted together. Every datagram
+// sent carries it; testing the 64 bits one by one took 3 % of a udp
+// pingpong's acp_copy.
 func (p *peer) sack() uint64 {
-	var bits uint64
-	for i := uint64(0); i < 64; i++ {
-		s := p.rxNext + 1 + i
-		if p.rxBits[(s%rxWindow)/64]&(1<<(s%64)) != 0 {
-			bits |= 1 << i
-		}
+	s := p.rxNext + 1
+	w, b := (s%rxWindow)/64, s%64
+	bits := p.rxBits[w] >> b
+	if b != 0 {
+		bits |= p.rxBits[(w+1)%(rxWindow/64)] << (64 - b)
 	}
 	return bits
 }
