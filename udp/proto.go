@@ -77,7 +77,7 @@ func (e *endpoint) newOp(kind opKind, p *peer, c core.Completion) *op {
 	e.nextOp++
 	o := reuse.Take(&e.freeOps)
 	*o = op{id: e.nextOp, kind: kind, peer: p, c: c, created: time.Now(), refs: 1}
-	e.ops[o.id] = o
+	e.ops.add(o)
 	// Our datagrams may all be acknowledged while we still wait for the
 	// peer (the data of a get, an atomic's answer): look again later.
 	e.armCheck(o.created.Add(e.timeout))
@@ -125,7 +125,7 @@ func (e *endpoint) finish(o *op, val uint64, st core.Status) {
 		return
 	}
 	o.done = true
-	delete(e.ops, o.id)
+	e.ops.remove(o)
 	if o.stream != nil {
 		o.stream.cancelled = true
 	}
@@ -521,7 +521,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		if len(body) < getDataHeader {
 			return
 		}
-		o := e.ops[le.Uint64(body)]
+		o := e.ops.get(le.Uint64(body))
 		off, data := le.Uint64(body[8:]), body[getDataHeader:]
 		n := uint64(len(data))
 		if e.placed >= 0 {
@@ -550,7 +550,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		if len(body) < 8 {
 			return
 		}
-		if o := e.ops[le.Uint64(body)]; o != nil && o.peer == p {
+		if o := e.ops.get(le.Uint64(body)); o != nil && o.peer == p {
 			e.finish(o, 0, core.Status(h.status))
 		}
 
@@ -568,7 +568,7 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		if len(body) < 16 {
 			return
 		}
-		if o := e.ops[le.Uint64(body)]; o != nil && o.kind == opAtomic && o.peer == p {
+		if o := e.ops.get(le.Uint64(body)); o != nil && o.kind == opAtomic && o.peer == p {
 			e.finish(o, le.Uint64(body[8:]), core.Status(h.status))
 		}
 
@@ -755,10 +755,10 @@ func (e *endpoint) checkTimers(now time.Time) {
 	}
 	// An operation that waits for a peer which has sent us nothing for the
 	// whole timeout will never finish: say so rather than hang.
-	if len(e.ops) > 0 {
+	if e.ops.len() > 0 {
 		if !now.Before(e.nextOpCheck) {
 			e.nextOpCheck = now.Add(e.timeout / 8)
-			for _, o := range e.ops {
+			e.ops.each(func(o *op) {
 				since := o.created
 				if o.peer.lastHeard.After(since) {
 					since = o.peer.lastHeard
@@ -767,7 +767,7 @@ func (e *endpoint) checkTimers(now time.Time) {
 					e.fatal = fmt.Errorf("rank %d (%s) is unreachable: nothing arrived from it for %v while an operation waited for it; is it still running? (raise --acp-peer-timeout / ACP_PEER_TIMEOUT for slow networks)",
 						e.host.PeerRank(o.peer.idx), o.peer.ipText, e.timeout)
 				}
-			}
+			})
 		}
 		if e.nextOpCheck.Before(next) {
 			next = e.nextOpCheck
@@ -907,7 +907,7 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 	if ok && g.get {
 		// Only this thread finishes operations (it handles what arrives),
 		// so the get stays as found until the batch is handled.
-		o := e.ops[g.opID]
+		o := e.ops.get(g.opID)
 		ok = o != nil && !o.done && o.kind == opGet && o.peer == p && !o.noPlace && o.size == g.size
 		if ok {
 			ptr = o.dst
@@ -950,7 +950,7 @@ func (e *endpoint) recvGuessed() (n int, tried bool) {
 				r.MarkFaulted()
 			} else {
 				e.mu.Lock()
-				if o := e.ops[g.opID]; o != nil {
+				if o := e.ops.get(g.opID); o != nil {
 					o.noPlace = true
 				}
 				e.mu.Unlock()
@@ -1056,7 +1056,7 @@ func (e *endpoint) recvPlaced() (n int, none bool) {
 	if fresh && h.typ == tGetData {
 		// Only this thread finishes operations (it handles what arrives),
 		// so the get stays as found until its fragment is handled.
-		o, off := e.ops[le.Uint64(body)], le.Uint64(body[8:])
+		o, off := e.ops.get(le.Uint64(body)), le.Uint64(body[8:])
 		if o != nil && o.kind == opGet && o.peer == p && !o.noPlace && off <= o.size && dataLen <= o.size-off {
 			ptr = unsafe.Add(o.dst, off)
 		}
@@ -1097,7 +1097,7 @@ func (e *endpoint) recvPlaced() (n int, none bool) {
 				r.MarkFaulted()
 			} else {
 				e.mu.Lock()
-				if o := e.ops[le.Uint64(body)]; o != nil {
+				if o := e.ops.get(le.Uint64(body)); o != nil {
 					o.noPlace = true
 				}
 				e.mu.Unlock()

@@ -637,11 +637,11 @@ func TestGuessedGetData(t *testing.T) {
 	require.Eventually(t, func() bool {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		for k, o := range e.ops {
+		e.ops.each(func(o *op) {
 			if o.kind == opGet {
-				id = k
+				id = o.id
 			}
-		}
+		})
 		return id != 0
 	}, 5*time.Second, 100*time.Microsecond)
 	s := nextSeq(e, 1)

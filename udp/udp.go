@@ -133,7 +133,7 @@ type endpoint struct {
 	mu           sync.Mutex // guards everything below and all peer state
 	peers        []*peer    // created on first contact
 	active       []*peer    // peers with unsent or unacknowledged data
-	ops          map[uint64]*op
+	ops          opTable
 	nextOp       uint64
 	out          []packet
 	retired      []*dgram  // acknowledged datagrams, recycled after sending
@@ -238,7 +238,6 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		timeout:  s.Duration("peer-timeout"),
 		ackDelay: s.Duration("udp-ack-delay"),
 		peers:    make([]*peer, cfg.NPeers),
-		ops:      map[uint64]*op{},
 		done:     make(chan struct{}),
 		placed:   -1,
 	}
