@@ -605,6 +605,19 @@ func (e *Engine) peerOf(rank int) int {
 	return int(e.log2phys[rank])
 }
 
+// LandsOnReceipt reports whether what the process of rank writes into our
+// memory lands only when a thread of ours receives it (ReceiptDriven): a
+// waiter for such memory (a channel's ring) polls the transports
+// (Progress) at every turn and looks at the memory after a poll that
+// found work. False before the routes are chosen and for invalid ranks.
+func (e *Engine) LandsOnReceipt(rank int) bool {
+	if !e.routed.Load() || rank < 0 || rank >= e.nprocs || rank == e.Rank() {
+		return false
+	}
+	r, ok := e.transportTo(e.peerOf(rank)).(ReceiptDriven)
+	return ok && r.LandsOnReceipt()
+}
+
 // transportTo picks the transport for a physical peer.
 func (e *Engine) transportTo(peer int) Transport { return e.trs[e.route[peer]] }
 

@@ -29,3 +29,14 @@ func TestQueryAddressOfNoGA(t *testing.T) {
 	_, err = e.QueryAddress(other)
 	assert.ErrorContains(t, err, "another rank")
 }
+
+// Over a transport that delivers by itself (memnet's goroutines, like
+// shm's stores and ib's adapter), a peer's writes do not wait for us to
+// receive them.
+func TestLandsOnReceiptOverMemnet(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet")
+	defer w.Close()
+	for _, r := range []int{-1, 0, 1, 2} {
+		assert.False(t, w.Engines[0].LandsOnReceipt(r), "rank %d", r)
+	}
+}

@@ -89,6 +89,15 @@ type SourceReader interface {
 	ReadsSourceLater() bool
 }
 
+// ReceiptDriven is implemented by transports over which what a peer writes
+// into our memory lands only when a thread of ours receives it (udp: a
+// datagram is read and applied). Nothing a waiter looks at in our memory
+// can change between two polls of such a transport unless another thread
+// of ours polled it (ib's adapter writes by itself, shm's peers store).
+type ReceiptDriven interface {
+	LandsOnReceipt() bool
+}
+
 // Registrar is implemented by transports that must prepare memory before
 // peers can reach it (verbs memory registration): every region, the
 // starter memories included, is announced before any peer can name it and

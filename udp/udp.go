@@ -392,6 +392,10 @@ func (e *endpoint) wake() { core.SignalEventfd(e.wakeFd) }
 // whole.
 func (e *endpoint) ReadsSourceLater() bool { return true }
 
+// LandsOnReceipt implements core.ReceiptDriven: a peer's put lands when a
+// thread of ours reads its datagram.
+func (e *endpoint) LandsOnReceipt() bool { return true }
+
 func (e *endpoint) close() {
 	_ = e.conn.close()
 	_ = unix.Close(e.wakeFd)

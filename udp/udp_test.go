@@ -154,3 +154,16 @@ func TestIdleProgressRetransmitsAtOnce(t *testing.T) {
 		e0.Complete(h)
 	}
 }
+
+// A peer's puts over udp land when a thread of ours receives them; our own
+// rank and ranks that do not exist are not such peers.
+func TestLandsOnReceipt(t *testing.T) {
+	w := coretest.NewWorld(t, 3, "udp")
+	defer w.Close()
+	e := w.Engines[0]
+	assert.True(t, e.LandsOnReceipt(1))
+	assert.True(t, e.LandsOnReceipt(2))
+	for _, r := range []int{-1, 0, 3} {
+		assert.False(t, e.LandsOnReceipt(r), "rank %d", r)
+	}
+}

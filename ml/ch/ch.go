@@ -85,6 +85,10 @@ func (r *Request) complete(n uint64, err error) {
 // Done reports whether the request completed (without waiting).
 func (r *Request) Done() bool { return r.done.Load() }
 
+// PollFirst implements segbuf.PollFirst: over a transport whose data lands
+// on receipt, a step finds nothing new unless a poll received something.
+func (r *Request) PollFirst() bool { return r.c.byReceipt }
+
 // Wait blocks until the request completed and returns the bytes received
 // (receives) or 0 (sends and frees). A request can be waited for once.
 func (r *Request) Wait() (uint64, error) {
@@ -204,6 +208,10 @@ type Channel struct {
 	rdv   []*Request // rendezvous sends the receiver has not finished with
 	tail  uint64     // slots written
 	stage [slotCount]core.Handle
+	// byReceipt: what the peer writes here lands only when a thread of ours
+	// receives it (core.ReceiptDriven; decided at creation).
+	byReceipt bool
+
 	// direct is the receiver's ring mapped here (nil: written with puts);
 	// decided once, when the channel connects.
 	direct      unsafe.Pointer
@@ -285,7 +293,8 @@ func (l *Lib) Create(sender, receiver int) (*Channel, error) {
 		l.seg.Free(fast)
 		return nil, err
 	}
-	c := &Channel{l: l, sender: sender, receiver: receiver, role: role, p: p, ring: ring, fast: fast}
+	c := &Channel{l: l, sender: sender, receiver: receiver, role: role, p: p, ring: ring, fast: fast,
+		byReceipt: l.e.LandsOnReceipt(peer)}
 	if role == segbuf.Source {
 		*c.fw(fCount) = uint64(uintptr(p.CountRecord()))
 	} else {

@@ -202,6 +202,16 @@ type Waiter interface {
 	Step() bool
 }
 
+// PollFirst is implemented by waiters that only a receipt can move (their
+// peer's writes land when a thread of ours receives them: udp). Their wait
+// polls the transports at every turn and steps them after a poll that
+// found work, and every 8th turn for what another thread received: a step
+// between two polls that found nothing finds nothing, and stepping at every
+// turn made each turn of a udp channel's wait twice as long as the poll.
+type PollFirst interface {
+	PollFirst() bool
+}
+
 // Wait blocks until w is done, stepping it between checks and polling
 // every endpoint now and then, so that a thread waiting on one channel also
 // moves the others. It spins (yielding the CPU every few turns) until
@@ -248,20 +258,30 @@ func (l *Lib) Wait(w Waiter) {
 func (l *Lib) pollUntil(w Waiter, start time.Time) bool {
 	busy := l.e.SpinTime()
 	moved := false
+	pf, _ := w.(PollFirst)
+	pollFirst := pf != nil && pf.PollFirst()
 	for i := 1; ; i++ {
 		if w.Done() {
 			return true
 		}
-		if w.Step() {
-			moved = true
-		}
-		if w.Done() {
-			return true
-		}
-		// What a peer sends may have to be received first (udp): the
-		// waiting thread does it, as the engine's own waits do.
-		if i%8 == 0 && l.e.Progress() {
-			moved = true
+		if pollFirst {
+			polled := l.e.Progress()
+			if (polled || i%8 == 0) && w.Step() {
+				moved = true
+			}
+			moved = moved || polled
+		} else {
+			if w.Step() {
+				moved = true
+			}
+			if w.Done() {
+				return true
+			}
+			// What a peer sends may have to be received first (udp): the
+			// waiting thread does it, as the engine's own waits do.
+			if i%8 == 0 && l.e.Progress() {
+				moved = true
+			}
 		}
 		if i%32 == 0 {
 			// Stands in for the background goroutine, which stays away

@@ -328,6 +328,54 @@ func (w *countingWaiter) Step() bool {
 	return false
 }
 
+// turnWaiter counts, while the wait spins (Engine.Polled), the times it
+// is asked whether it is done (once or twice a turn) and stepped; it is
+// done after n such questions or at the first asked outside the spin.
+type turnWaiter struct {
+	e            *core.Engine
+	first        bool
+	n            int
+	asked, steps int
+	outside      bool
+}
+
+func (w *turnWaiter) PollFirst() bool { return w.first }
+func (w *turnWaiter) Done() bool {
+	if w.e.Polled() {
+		w.asked++
+	} else {
+		w.outside = true
+	}
+	return w.asked >= w.n || w.outside
+}
+func (w *turnWaiter) Step() bool {
+	if w.e.Polled() {
+		w.steps++
+	}
+	return false
+}
+
+// A waiter that only a receipt can move (PollFirst) is stepped after a
+// poll that found work, and every 8th turn otherwise (here no poll finds
+// any); another is stepped at every turn.
+func TestPollFirstWaiterIsSteppedAfterPolls(t *testing.T) {
+	w := newWorld(t, 1)
+	defer w.close()
+	for _, first := range []bool{false, true} {
+		tw := &turnWaiter{e: w.Engines[0], first: first, n: 800}
+		w.libs[0].Wait(tw)
+		require.GreaterOrEqual(t, tw.asked, 64, "the wait stopped spinning after %d questions (a loaded machine?)", tw.asked)
+		if first {
+			// One question a turn.
+			assert.LessOrEqual(t, tw.steps*8, tw.asked+8, "PollFirst: %d steps in %d turns", tw.steps, tw.asked)
+			assert.GreaterOrEqual(t, tw.steps*8, tw.asked-8, "PollFirst: %d steps in %d turns", tw.steps, tw.asked)
+		} else {
+			// Two questions a turn, around the step.
+			assert.GreaterOrEqual(t, tw.steps*2, tw.asked-2, "%d steps in %d questions", tw.steps, tw.asked)
+		}
+	}
+}
+
 // A thread in Wait counts as polling the transports (Engine.Polled, which
 // keeps a transport's progress goroutine from competing with it) while it
 // spins, no longer once it sleeps, and not after the wait. Whether 100
