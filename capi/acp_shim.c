@@ -1,6 +1,6 @@
 /*
  * acp_shim.c - defines every acp_* function of acp.h as a forward to its
- * goacp_* export (capi/*.go).
+ * goacp_* export (the .go files of capi/).
  *
  * Compiling these definitions against acp.h lets the C compiler check each
  * one against the public prototype; cgo alone cannot write some of the

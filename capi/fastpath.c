@@ -264,8 +264,9 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
      * 31-86 us one way where it takes 16-35 now: Soft-RoCE, 5 alternated
      * rounds, the 1-byte row 20-41 either way). */
     if (size == 0)
-        return dst_starter && src_starter && empty_end_ok(f, &da, d) && empty_end_ok(f, &sa, s) ? completed(f)
-                                                                                               : ACP_HANDLE_NULL;
+        return dst_starter && src_starter && empty_end_ok(f, &da, d) && empty_end_ok(f, &sa, s)
+                   ? completed(f)
+                   : (acp_handle_t)ACP_HANDLE_NULL;
     if (!dok || !sok)
         return ACP_HANDLE_NULL;
     if (d == NULL && s != NULL)
@@ -311,7 +312,7 @@ static acp_handle_t device_atomic(char *f, int op, acp_ga_t dst, acp_ga_t src, u
     if (ring_full(f))
         return ACP_HANDLE_NULL;
     int64_t h = r->atomic(r, f, take, op == CAS8, &ta, src, res, mine, a, b);
-    return h > 0 ? (acp_handle_t)h : ACP_HANDLE_NULL;
+    return h > 0 ? (acp_handle_t)h : (acp_handle_t)ACP_HANDLE_NULL;
 }
 
 acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order)
