@@ -99,7 +99,6 @@ func openSocket(ip net.IP, batch int) (*socket, int, error) {
 	}
 	rcv, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
 	s := &socket{
-		ip:      [4]byte(ip.To4()),
 		sfd:     fd,
 		rcvbuf:  rcv,
 		sendHdr: make([]unix.Mmsghdr, batch),
@@ -108,6 +107,7 @@ func openSocket(ip net.IP, batch int) (*socket, int, error) {
 		recvIov: make([]unix.Iovec, batch),
 		scatter: make([]unix.Iovec, 3*batch),
 	}
+	copy(s.ip[:], ip.To4())
 	return s, bound.(*unix.SockaddrInet4).Port, nil
 }
 
