@@ -12,9 +12,22 @@ import (
 // packet is one datagram on its way out: data, then tail (a put
 // fragment's source memory, gathered by the kernel without a copy of ours).
 type packet struct {
-	to   *unix.RawSockaddrInet4
+	to   *dest
 	data []byte
 	tail []byte
+}
+
+// dest is a peer's address and the socket that sends to it: one connected
+// to it, chosen by the socket at the first send (via). A connected
+// socket's route is looked up once, at connect; an unconnected one looks
+// it up for every datagram (0.3-0.5 us of the 4 us an acp_copy took in a
+// udp pingpong on one host). Every datagram to a destination leaves
+// through the same socket, so the network keeps them in one flow. They
+// arrive from that socket's port; the receiver knows the sender from the
+// header, not from the source address.
+type dest struct {
+	sa  unix.RawSockaddrInet4
+	via int // the sending socket; -1 until the first send chooses it
 }
 
 // packetConn is the socket as the protocol sees it: batches in, batches
@@ -59,13 +72,10 @@ type socket struct {
 	// to read): most receives of a waiting thread find nothing, and in a
 	// pingpong the one that finds something is on the message's way.
 	burst bool
-	// routes holds a socket connected to each destination we send to
-	// (routeTo), and ip the address they all send from.
-	routes    map[*unix.RawSockaddrInet4]int
-	opened    int // connected sockets in routes
-	lastTo    *unix.RawSockaddrInet4
-	lastRoute int
-	ip        [4]byte
+	// routes are the connected sockets opened for destinations (dest.via),
+	// all sending from ip.
+	routes []int
+	ip     [4]byte
 }
 
 // maxRoutes bounds the connected sockets one process opens (one file
@@ -115,42 +125,25 @@ func (s *socket) fd() int { return s.sfd }
 
 func (s *socket) close() error {
 	for _, fd := range s.routes {
-		if fd != s.sfd {
-			unix.Close(fd)
-		}
+		unix.Close(fd)
 	}
 	return unix.Close(s.sfd)
 }
 
-// routeTo returns the socket that sends to a destination: one connected to
-// it, opened on first use, from our address. A connected socket's route is
-// looked up once, at connect; an unconnected one looks it up for every
-// datagram (0.3-0.5 us of the 4 us an acp_copy took in a udp pingpong on
-// one host). The main socket serves the destinations beyond maxRoutes and
-// any whose socket could not be opened. Every datagram to a destination
-// leaves through the same socket, so the network keeps them in one flow.
-// Datagrams arrive from the connected sockets' ports; the receiver knows
-// the sender from the header, not from the source address.
-func (s *socket) routeTo(to *unix.RawSockaddrInet4) int {
-	if to == s.lastTo {
-		return s.lastRoute
+// routeTo returns the socket that sends to d, choosing it at the first
+// send: a socket connected to d, or the main socket once maxRoutes are
+// open or when the kernel refuses one.
+func (s *socket) routeTo(d *dest) int {
+	if d.via < 0 {
+		d.via = s.connect(&d.sa)
 	}
-	fd, ok := s.routes[to]
-	if !ok {
-		fd = s.connect(to)
-		if s.routes == nil {
-			s.routes = map[*unix.RawSockaddrInet4]int{}
-		}
-		s.routes[to] = fd
-	}
-	s.lastTo, s.lastRoute = to, fd
-	return fd
+	return d.via
 }
 
-// connect opens a socket connected to a destination, or returns the main
-// socket when maxRoutes are open or the kernel refuses.
-func (s *socket) connect(to *unix.RawSockaddrInet4) int {
-	if s.opened >= maxRoutes {
+// connect opens a socket connected to sa from our address, or returns the
+// main socket.
+func (s *socket) connect(sa *unix.RawSockaddrInet4) int {
+	if len(s.routes) >= maxRoutes {
 		return s.sfd
 	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -160,14 +153,20 @@ func (s *socket) connect(to *unix.RawSockaddrInet4) int {
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, socketBuffer) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, socketBuffer)
 	}
-	// sin_port is in network byte order.
-	port := (*[2]byte)(unsafe.Pointer(&to.Port))
-	if unix.Bind(fd, &unix.SockaddrInet4{Addr: s.ip}) != nil ||
-		unix.Connect(fd, &unix.SockaddrInet4{Addr: to.Addr, Port: int(port[0])<<8 | int(port[1])}) != nil {
+	err = unix.Bind(fd, &unix.SockaddrInet4{Addr: s.ip})
+	if err == nil {
+		// The kernel address as it is (x/sys's Connect wants the port
+		// in host order).
+		_, _, errno := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(sa)), unix.SizeofSockaddrInet4)
+		if errno != 0 {
+			err = errno
+		}
+	}
+	if err != nil {
 		unix.Close(fd)
 		return s.sfd
 	}
-	s.opened++
+	s.routes = append(s.routes, fd)
 	return fd
 }
 
@@ -192,7 +191,7 @@ func (s *socket) send(pkts []packet) error {
 			if fd != s.sfd {
 				h.Name, h.Namelen = nil, 0
 			} else {
-				h.Name = (*byte)(unsafe.Pointer(p.to))
+				h.Name = (*byte)(unsafe.Pointer(&p.to.sa))
 				h.Namelen = unix.SizeofSockaddrInet4
 			}
 			h.Iov = &iov[0]
@@ -379,12 +378,13 @@ func waitWritable(fd int, timeoutNs int64) {
 	_, _ = unix.Ppoll(fds, &t, nil)
 }
 
-// sockaddr builds the kernel address of a peer.
-func sockaddr(ip net.IP, port int) *unix.RawSockaddrInet4 {
-	sa := &unix.RawSockaddrInet4{Family: unix.AF_INET}
-	copy(sa.Addr[:], ip.To4())
+// newDest builds the kernel address of a peer; its sending socket is
+// chosen at the first send.
+func newDest(ip net.IP, port int) *dest {
+	d := &dest{sa: unix.RawSockaddrInet4{Family: unix.AF_INET}, via: -1}
+	copy(d.sa.Addr[:], ip.To4())
 	// sin_port is in network byte order.
-	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	p := (*[2]byte)(unsafe.Pointer(&d.sa.Port))
 	p[0], p[1] = byte(port>>8), byte(port)
-	return sa
+	return d
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/libacp/libacp/core"
 )
 
@@ -15,7 +13,7 @@ const peerTextBytes = len("255.255.255.255:65535")
 
 // perPeerBytes is the state created on first contact with a peer.
 func perPeerBytes() uint64 {
-	return uint64(unsafe.Sizeof(peer{})) + uint64(unsafe.Sizeof(unix.RawSockaddrInet4{})) + uint64(peerTextBytes)
+	return uint64(unsafe.Sizeof(peer{})) + uint64(unsafe.Sizeof(dest{})) + uint64(peerTextBytes)
 }
 
 // MemoryUse estimates what the UDP endpoint of one process holds in a job

@@ -4,8 +4,6 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/libacp/libacp/core"
 )
 
@@ -13,7 +11,7 @@ import (
 // directions. Guarded by endpoint.mu.
 type peer struct {
 	idx    int
-	addr   *unix.RawSockaddrInet4
+	addr   *dest
 	ipText string
 	mtu    int // largest datagram to this peer
 

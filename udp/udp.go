@@ -305,7 +305,7 @@ func (e *endpoint) peer(i int) *peer {
 	}
 	p := &peer{
 		idx:     i,
-		addr:    sockaddr(ip, port),
+		addr:    newDest(ip, port),
 		ipText:  fmt.Sprintf("%s:%d", ip, port),
 		mtu:     mtu,
 		rxNext:  1,
