@@ -78,6 +78,17 @@ func fastAtomic(e *core.Engine, op core.AtomicOp, result, target core.GA, a, b u
 	return core.Handle(C.acpfast_atomic(e.FastState(), C.int(op), C.acp_ga_t(result), C.acp_ga_t(target), C.uint64_t(a), C.uint64_t(b), C.acp_handle_t(order)))
 }
 
+// fastMove is the C path's memmove (tests).
+func fastMove(dst, src []byte) {
+	C.acpfast_move(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src)))
+}
+
+// fastVectorCopy is the C path's large copy on any CPU with AVX2; false
+// where it has none (tests).
+func fastVectorCopy(dst, src []byte) bool {
+	return C.acpfast_vector_copy(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))) != 0
+}
+
 // fastCopy issues a copy through the C path only: 0 where it declines
 // (tests).
 func fastCopy(e *core.Engine, dst, src core.GA, n uint64, order core.Handle) core.Handle {

@@ -57,6 +57,13 @@
 /* The fast state of the running engine, or NULL (set by capi/infra.go). */
 void acpfast_set(void *state);
 
+/* memmove, with the copy this machine does fastest for large copies
+ * between non-overlapping ranges (fastpath.c, VECTOR_COPY_MIN). */
+void acpfast_move(void *d, const void *s, size_t n);
+/* The large copy itself, whatever the CPU's vendor, where it has AVX2 (1;
+ * 0: not run). For tests. */
+int acpfast_vector_copy(void *d, const void *s, size_t n);
+
 /* Each returns a completed handle, or ACP_HANDLE_NULL: take the ordinary
  * path (which also reports errors). state NULL means the process-wide one. */
 acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order);

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -541,4 +542,79 @@ func TestPeerGoneIsFatalThroughFastPathIB(t *testing.T) {
 	go fastOps{e}.Complete(h) // acp_complete's wait: in C, then in Go
 	took := w.AwaitFatal(30*time.Second, `fatal: .*rank 1 is unreachable`)
 	t.Logf("after %v: %s", took.Round(time.Millisecond), strings.TrimSpace(w.Stderr.String()))
+}
+
+// Large copies between memories of this node may take the vector copy
+// (fastpath.c, VECTOR_COPY_MIN): every byte arrives, at every alignment of
+// either end and any length, and nothing beside the destination changes.
+func TestLargeCopiesMoveEveryByte(t *testing.T) {
+	const guard = 256
+	rng := rand.New(rand.NewPCG(7, 11))
+	src := make([]byte, 5<<20)
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	dst := make([]byte, len(src)+2*guard)
+	lengths := []int{0, 1, 31, 127, 128, 129, 4097, 4<<20 - 1, 4 << 20, 4<<20 + 1, 4<<20 + 127, 5<<20 - 64}
+	copies := map[string]func(d, s []byte) bool{
+		"move":   func(d, s []byte) bool { fastMove(d, s); return true },
+		"vector": fastVectorCopy,
+	}
+	for name, copyBytes := range copies {
+		for _, n := range lengths {
+			for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {31, 7}, {63, 33}} {
+				so, do := off[0], guard+off[1]
+				for i := range dst {
+					dst[i] = 0xa5
+				}
+				if !copyBytes(dst[do:do+n], src[so:so+n]) {
+					t.Skip("no AVX2 here: the vector copy is not used")
+				}
+				require.True(t, bytes.Equal(src[so:so+n], dst[do:do+n]), "%s of %d bytes, source at +%d, destination at +%d", name, n, so, off[1])
+				for _, i := range []int{0, do - 1, do + n, len(dst) - 1} {
+					require.Equal(t, byte(0xa5), dst[i], "%s of %d bytes wrote byte %d beside its destination", name, n, i-guard)
+				}
+			}
+		}
+	}
+}
+
+// Overlapping ranges keep memmove's meaning whatever the size.
+func TestLargeOverlappingMoves(t *testing.T) {
+	for _, shift := range []int{-4097, -1, 1, 64, 1 << 20} {
+		n := 4<<20 + 33
+		buf := make([]byte, n+2<<20)
+		for i := range buf {
+			buf[i] = byte(i * 7)
+		}
+		want := append([]byte(nil), buf...)
+		from := 1 << 20
+		copy(want[from+shift:from+shift+n], want[from:from+n])
+		fastMove(buf[from+shift:from+shift+n], buf[from:from+n])
+		require.True(t, bytes.Equal(want, buf), "move of %d bytes by %d", n, shift)
+	}
+}
+
+// A put of starter memory over shm larger than VECTOR_COPY_MIN, at odd
+// ends, completes in C with every byte in place.
+func TestFastPathLargePuts(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "shm", "size-smem=8388608")
+	defer w.Close()
+	e := w.Engines[0]
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	h, err := e.Copy(peer, me, 8, core.HandleNull) // maps the peer's memory
+	require.NoError(t, err)
+	e.Complete(h)
+	mine, theirs := e.StarterMemory(core.SegStarter), w.Engines[1].StarterMemory(core.SegStarter)
+	n := 5<<20 + 5
+	for i := 0; i < n; i++ {
+		mine[3+i] = byte(i*13 + 1)
+	}
+	h = fastCopy(e, peer+5, me+3, uint64(n), core.HandleNull)
+	require.NotZero(t, h, "the C path declined the put")
+	assert.True(t, fastWaited(e, h))
+	assert.True(t, bytes.Equal(mine[3:3+n], theirs[5:5+n]))
+	assert.Equal(t, byte(0), theirs[4])
+	assert.Equal(t, byte(0), theirs[5+n])
 }
