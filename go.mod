@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/Mellanox/rdmamap v1.1.0
+	github.com/klauspost/cpuid/v2 v2.4.2
 	golang.org/x/sys v0.49.0
 )
 

@@ -19,7 +19,7 @@ static void *blocks[ACPCH_MAX_CHANNELS];
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* Whether payloads of ACPCH_MOVSB_MIN bytes or more are copied with `rep
- * movsb`: Go's decision (ml/ch, from the CPU's ERMS flag), so that both
+ * movsb`: Go's decision (ml/ch, internal/copychoice), so that both
  * sides of a channel copy alike. */
 static int movsb_fast;
 
@@ -30,7 +30,8 @@ void acpch_copy_by_movsb(int on) { __atomic_store_n(&movsb_fast, on, __ATOMIC_RE
  * `rep movsb` (ERMS) writes them whole: on vm-2c's AMD EPYC a 1 KiB channel
  * message took 0.34 µs one way between distant CPUs where a vector copy
  * took 0.41 and gcc's own expansion of memcpy (`rep movsq`, for a size it
- * can bound, as here) 0.40. Short payloads use memcpy; the empty asm hides
+ * can bound, as here) 0.40; on an Intel Xeon (Cascade Lake) glibc's
+ * memcpy was the faster, and Go's decision says so there. Short payloads use memcpy; the empty asm hides
  * their bound from gcc, so that it calls glibc. */
 static inline void copy_to_ring(void *dst, const void *src, size_t n)
 {

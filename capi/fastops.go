@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/copychoice"
 )
 
 // The C fast path serves the running engine: it starts right after the
@@ -17,8 +18,12 @@ func init() {
 	registerLayer(layer{
 		name:  "fast path",
 		order: 0,
-		start: func(e *core.Engine) error { C.acpfast_set(e.FastState()); return nil },
-		stop:  func(*core.Engine) error { C.acpfast_set(nil); return nil },
+		start: func(e *core.Engine) error {
+			setLargeCopiesByVectors(copychoice.LargeByVectors())
+			C.acpfast_set(e.FastState())
+			return nil
+		},
+		stop: func(*core.Engine) error { C.acpfast_set(nil); return nil },
 	})
 }
 
@@ -82,6 +87,10 @@ func fastAtomic(e *core.Engine, op core.AtomicOp, result, target core.GA, a, b u
 func fastMove(dst, src []byte) {
 	C.acpfast_move(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src)))
 }
+
+// setLargeCopiesByVectors switches the C path's large copies to vector
+// loads and stores (on) or memmove.
+func setLargeCopiesByVectors(on bool) { C.acpfast_large_copies_by_vectors(b2i(on)) }
 
 // fastVectorCopy is the C path's large copy on any CPU with AVX2; false
 // where it has none (tests).

@@ -3,7 +3,6 @@
  * and completed, core/atomic.go's ApplyAtomic, and core/barrier.go's
  * hierarchical barrier and core/queue.go's waitUntil for acp_sync.
  */
-#include <cpuid.h>
 #include <immintrin.h>
 #include <sched.h>
 #include <string.h>
@@ -244,37 +243,20 @@ static int poll_remote(char *f, acpf_remote *r)
 }
 
 /* Copies between memories of this node of this many bytes and more use
- * vector_copy where vector_copies_pay says so. On the Intel Xeon (Cascade
- * Lake) this library is measured on, glibc's memmove copies them with
- * `rep movsb` (non-temporal stores from 14 MiB), which moved 3.9-4.6
- * GB/s over the 16 MiB that a 4 MiB put pingpong touches, where 32-byte
- * loads and stores moved 5.1-5.9 (and 5.2-5.5 against 4.1-4.9 at 8-64
- * MiB); the 4 MiB put pingpong's bandwidth rose by a median 24 % over 20
- * alternated rounds. At 2 MiB `rep movsb` was 7 % faster, at 1 MiB
- * even. BENCHMARKS.md, 2026-11-28, fifth section. */
+ * vector_copy where Go says so (internal/copychoice: Intel CPUs with AVX2
+ * and without fast short `rep movsb`). There glibc's memmove copies them
+ * with `rep movsb` (non-temporal stores from 14 MiB), which on a Xeon
+ * (Cascade Lake) moved 3.9-4.6 GB/s over the 16 MiB that a 4 MiB put
+ * pingpong touches, where 32-byte loads and stores moved 5.1-5.9 (and
+ * 5.2-5.5 against 4.1-4.9 at 8-64 MiB); the 4 MiB put pingpong's
+ * bandwidth rose by a median 24 % over 20 alternated rounds. At 2 MiB
+ * `rep movsb` was 7 % faster, at 1 MiB even. BENCHMARKS.md, 2026-11-28,
+ * fifth section. */
 #define VECTOR_COPY_MIN ((size_t)4 << 20)
 
-/* Whether vector_copy is the better copy from VECTOR_COPY_MIN: on Intel
- * CPUs with AVX2 and without fast short `rep movsb` (FSRM, from Ice Lake,
- * whose string copies are another design that this library has not been
- * measured on). Elsewhere memmove, which glibc tunes per CPU. */
-static int vector_copies_pay(void)
-{
-    static int pays = -1; /* not yet known */
-    int p = __atomic_load_n(&pays, __ATOMIC_RELAXED);
-    if (p < 0) {
-        __builtin_cpu_init();
-        unsigned a, b, c, d = 0;
-        int fsrm = 0;
-        if (__get_cpuid_max(0, NULL) >= 7) {
-            __cpuid_count(7, 0, a, b, c, d);
-            fsrm = (d >> 4) & 1;
-        }
-        p = __builtin_cpu_is("intel") && __builtin_cpu_supports("avx2") && !fsrm;
-        __atomic_store_n(&pays, p, __ATOMIC_RELAXED);
-    }
-    return p;
-}
+static int large_by_vectors; /* set by Go before the first copy */
+
+void acpfast_large_copies_by_vectors(int on) { __atomic_store_n(&large_by_vectors, on, __ATOMIC_RELAXED); }
 
 /* Copies n bytes, a multiple of 128 or not, with 32-byte loads and stores,
  * four in flight. The caller makes sure the ranges do not overlap. */
@@ -311,7 +293,7 @@ int acpfast_vector_copy(void *d, const void *s, size_t n)
 void acpfast_move(void *d, const void *s, size_t n)
 {
     const char *dc = d, *sc = s;
-    if (n >= VECTOR_COPY_MIN && (dc + n <= sc || sc + n <= dc) && vector_copies_pay())
+    if (n >= VECTOR_COPY_MIN && (dc + n <= sc || sc + n <= dc) && __atomic_load_n(&large_by_vectors, __ATOMIC_RELAXED))
         vector_copy(d, s, n);
     else
         memmove(d, s, n);

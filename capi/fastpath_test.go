@@ -18,6 +18,7 @@ import (
 	"github.com/libacp/libacp/core/conformance"
 	"github.com/libacp/libacp/core/coretest"
 	"github.com/libacp/libacp/ib"
+	"github.com/libacp/libacp/internal/copychoice"
 )
 
 func viaFastPath(e *core.Engine) conformance.Ops { return fastOps{e} }
@@ -556,9 +557,15 @@ func TestLargeCopiesMoveEveryByte(t *testing.T) {
 	}
 	dst := make([]byte, len(src)+2*guard)
 	lengths := []int{0, 1, 31, 127, 128, 129, 4097, 4<<20 - 1, 4 << 20, 4<<20 + 1, 4<<20 + 127, 5<<20 - 64}
+	defer setLargeCopiesByVectors(copychoice.LargeByVectors())
 	copies := map[string]func(d, s []byte) bool{
-		"move":   func(d, s []byte) bool { fastMove(d, s); return true },
-		"vector": fastVectorCopy,
+		"memmove": func(d, s []byte) bool { setLargeCopiesByVectors(false); fastMove(d, s); return true },
+		"vector":  fastVectorCopy,
+		"move as this CPU chooses": func(d, s []byte) bool {
+			setLargeCopiesByVectors(copychoice.LargeByVectors())
+			fastMove(d, s)
+			return true
+		},
 	}
 	for name, copyBytes := range copies {
 		for _, n := range lengths {
@@ -598,6 +605,7 @@ func TestLargeOverlappingMoves(t *testing.T) {
 // A put of starter memory over shm larger than VECTOR_COPY_MIN, at odd
 // ends, completes in C with every byte in place.
 func TestFastPathLargePuts(t *testing.T) {
+	setLargeCopiesByVectors(copychoice.LargeByVectors()) // as the library starts
 	w := coretest.NewWorld(t, 2, "shm", "size-smem=8388608")
 	defer w.Close()
 	e := w.Engines[0]

@@ -3,11 +3,12 @@ package ch
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
+	"github.com/libacp/libacp/internal/copychoice"
 )
 
-// hasERMS: `rep movsb` is the CPU's fast string copy.
-var hasERMS = cpu.X86.HasERMS
+// ringByMovsb: `rep movsb` is this CPU's fastest copy into lines another
+// CPU read last (internal/copychoice).
+var ringByMovsb = copychoice.RingByMovsb()
 
 // repMovsb copies n bytes from src to dst with `rep movsb`.
 //
@@ -15,7 +16,7 @@ var hasERMS = cpu.X86.HasERMS
 func repMovsb(dst, src unsafe.Pointer, n uintptr)
 
 func copyToRing(dst []byte, src unsafe.Pointer) {
-	if hasERMS && len(dst) >= movsbMin {
+	if ringByMovsb && len(dst) >= movsbMin {
 		repMovsb(unsafe.Pointer(&dst[0]), src, uintptr(len(dst)))
 		return
 	}

@@ -4,7 +4,7 @@ package ch
 
 import "unsafe"
 
-const hasERMS = false
+const ringByMovsb = false
 
 func copyToRing(dst []byte, src unsafe.Pointer) {
 	copy(dst, unsafe.Slice((*byte)(src), len(dst)))

@@ -225,15 +225,16 @@ func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointe
 
 // copyToRing (copy_*.go) copies a payload into a ring written in place.
 // The receiver read those lines last: vector stores (Go's copy) first take
-// each one back from its CPU, where `rep movsb` on a CPU with ERMS writes
-// them whole. It does so from movsbMin bytes; capi/chfast.c, which sends
+// each one back from its CPU, where `rep movsb` on some CPUs with ERMS
+// writes them whole (internal/copychoice says which). It does so from
+// movsbMin bytes; capi/chfast.c, which sends
 // most messages of one node, follows the same decision (RingCopyByMovsb)
 // and threshold (ACPCH_MOVSB_MIN).
 const movsbMin = 512
 
 // RingCopyByMovsb reports whether payloads of movsbMin bytes or more are
 // copied into a ring with `rep movsb`.
-func RingCopyByMovsb() bool { return hasERMS }
+func RingCopyByMovsb() bool { return ringByMovsb }
 
 // writeOrdered writes slot s of the receiver's ring in place with this
 // CPU's stores: header and payload, then the sequence number, so that the

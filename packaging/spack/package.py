@@ -94,6 +94,22 @@ class Acp(CMakePackage):
         placement={"v1.1.0.zip": "v1.1.0.zip"},
     )
     resource(
+        name="go-github.com-klauspost-cpuid-v2-v2.4.2-mod",
+        url="https://proxy.golang.org/github.com/klauspost/cpuid/v2/@v/v2.4.2.mod",
+        sha256="4bd71f7c099dbf6aa86987c62ab49004366200ace82b8cf557694ccb3ddbed2d",
+        expand=False,
+        destination="goproxy/github.com/klauspost/cpuid/v2/@v",
+        placement={"v2.4.2.mod": "v2.4.2.mod"},
+    )
+    resource(
+        name="go-github.com-klauspost-cpuid-v2-v2.4.2-zip",
+        url="https://proxy.golang.org/github.com/klauspost/cpuid/v2/@v/v2.4.2.zip",
+        sha256="4cd77a9cc99022734e2efdaaab8c1b6459c55490d75b954dc4d2560f50b178a3",
+        expand=False,
+        destination="goproxy/github.com/klauspost/cpuid/v2/@v",
+        placement={"v2.4.2.zip": "v2.4.2.zip"},
+    )
+    resource(
         name="go-github.com-stretchr-testify-v1.12.1-mod",
         url="https://proxy.golang.org/github.com/stretchr/testify/@v/v1.12.1.mod",
         sha256="a6aa921ea6dedc1cbb384d3c1b79c58b6e5d6ce26d13b786ec60a99809ae1daa",
