@@ -33,3 +33,8 @@ func RingByMovsb() bool { return cpuid.CPU.Supports(cpuid.ERMS) && !stringsLag }
 // LargeByVectors reports whether copies of several MiB between memories
 // of this node use AVX2 loads and stores rather than memmove.
 func LargeByVectors() bool { return stringsLag && cpuid.CPU.Supports(cpuid.AVX2) }
+
+// HasERMS reports whether `rep movsb` is a fast string copy here
+// (enhanced REP MOVSB): the engine's copies from 1 MiB use it, as glibc's
+// memcpy does, where Go's copy turns to non-temporal stores.
+func HasERMS() bool { return cpuid.CPU.Supports(cpuid.ERMS) }

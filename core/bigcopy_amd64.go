@@ -1,0 +1,16 @@
+package core
+
+import "unsafe"
+
+const haveLargeCopies = true
+
+// repMovsb copies n bytes from src to dst with `rep movsb`.
+//
+//go:noescape
+func repMovsb(dst, src unsafe.Pointer, n uintptr)
+
+// vectorCopy copies n bytes from src to dst with 32-byte AVX2 loads and
+// stores, the destination aligned first (the caller checked AVX2).
+//
+//go:noescape
+func vectorCopy(dst, src unsafe.Pointer, n uintptr)
