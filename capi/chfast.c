@@ -19,7 +19,7 @@ static void *blocks[ACPCH_MAX_CHANNELS];
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* Whether payloads of ACPCH_MOVSB_MIN bytes or more are copied with `rep
- * movsb`: Go's decision (ml/ch, internal/copychoice), so that both
+ * movsb`: Go's decision (ml/ch, internal/memcopy), so that both
  * sides of a channel copy alike. */
 static int movsb_fast;
 

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
-	"github.com/libacp/libacp/internal/copychoice"
+	"github.com/libacp/libacp/internal/memcopy"
 )
 
 // The C fast path serves the running engine: it starts right after the
@@ -19,7 +19,7 @@ func init() {
 		name:  "fast path",
 		order: 0,
 		start: func(e *core.Engine) error {
-			setLargeCopiesByVectors(copychoice.LargeByVectors())
+			setLargeCopiesByVectors(memcopy.LargeByVectors())
 			C.acpfast_set(e.FastState())
 			return nil
 		},

@@ -243,7 +243,7 @@ static int poll_remote(char *f, acpf_remote *r)
 }
 
 /* Copies between memories of this node of this many bytes and more use
- * vector_copy where Go says so (internal/copychoice: Intel CPUs with AVX2
+ * vector_copy where Go says so (internal/memcopy: Intel CPUs with AVX2
  * and without fast short `rep movsb`). There glibc's memmove copies them
  * with `rep movsb` (non-temporal stores from 14 MiB), which on a Xeon
  * (Cascade Lake) moved 3.9-4.6 GB/s over the 16 MiB that a 4 MiB put

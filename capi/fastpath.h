@@ -61,7 +61,7 @@ void acpfast_set(void *state);
  * between non-overlapping ranges (fastpath.c, VECTOR_COPY_MIN). */
 void acpfast_move(void *d, const void *s, size_t n);
 /* Whether acpfast_move's large copies use AVX2 loads and stores (Go's
- * decision, internal/copychoice; off until set). */
+ * decision, internal/memcopy; off until set). */
 void acpfast_large_copies_by_vectors(int on);
 /* The large copy itself, whatever the CPU's vendor, where it has AVX2 (1;
  * 0: not run). For tests. */

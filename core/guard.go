@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/libacp/libacp/internal/memcopy"
 )
 
 // Registered memory is the program's. It may be read-only (a constant
@@ -21,12 +23,12 @@ import (
 // job runs: accesses that touch only starter memory take the unguarded
 // paths (a guard costs a deferred call, some nanoseconds).
 
-// GuardedCopy copies src into dst as copy does (moveBytes) and reports false when
+// GuardedCopy copies src into dst as copy does (memcopy.Move) and reports false when
 // either faulted (some of dst may then have been written: the pages before
 // the fault).
 func GuardedCopy(dst, src []byte) (ok bool) {
 	defer recoverFault(debug.SetPanicOnFault(true), &ok)
-	moveBytes(dst, src)
+	memcopy.Move(dst, src)
 	return true
 }
 
@@ -146,6 +148,6 @@ func copyRegions(d, s unsafe.Pointer, n uint64, dr, sr *Region) bool {
 	if dr.UserMemory() || sr.UserMemory() {
 		return GuardedCopy(bytesAt(d, n), bytesAt(s, n))
 	}
-	moveBytes(bytesAt(d, n), bytesAt(s, n))
+	memcopy.Move(bytesAt(d, n), bytesAt(s, n))
 	return true
 }

@@ -164,3 +164,21 @@ func TestDeferredLocalAtomicStoresItsResult(t *testing.T) {
 	assert.EqualValues(t, 12, *(*uint64)(target), "target")
 	assert.EqualValues(t, 7, *(*uint64)(result), "old value at the result location")
 }
+
+// A large guarded copy that runs into an inaccessible page fails instead
+// of crashing, whichever way memcopy.Move copies it (a fault in its
+// assembly is a fault in Go code for the runtime).
+func TestLargeGuardedCopiesReportFaults(t *testing.T) {
+	page := unix.Getpagesize()
+	for _, n := range []int{1 << 20, 4<<20 + 64} {
+		np := n/page + 2
+		mem := pages(t, np)
+		none := mem[(np-1)*page:]
+		require.NoError(t, unix.Mprotect(none, unix.PROT_NONE))
+		big := make([]byte, n)
+		start := len(mem) - page - n + 4096 // the last 4096 bytes fall into the inaccessible page
+		assert.False(t, GuardedCopy(mem[start:start+n], big), "copy of %d bytes into memory that ends inaccessible", n)
+		assert.False(t, GuardedCopy(big, mem[start:start+n]), "copy of %d bytes out of memory that ends inaccessible", n)
+		assert.True(t, GuardedCopy(mem[:n], big), "copy of %d bytes into accessible memory", n)
+	}
+}

@@ -226,7 +226,7 @@ func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointe
 // copyToRing (copy_*.go) copies a payload into a ring written in place.
 // The receiver read those lines last: vector stores (Go's copy) first take
 // each one back from its CPU, where `rep movsb` on some CPUs with ERMS
-// writes them whole (internal/copychoice says which). It does so from
+// writes them whole (internal/memcopy says which). It does so from
 // movsbMin bytes; capi/chfast.c, which sends
 // most messages of one node, follows the same decision (RingCopyByMovsb)
 // and threshold (ACPCH_MOVSB_MIN).

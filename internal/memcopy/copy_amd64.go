@@ -1,16 +1,16 @@
-package core
+package memcopy
 
 import "unsafe"
 
-const haveLargeCopies = true
+const haveAssembly = true
 
 // repMovsb copies n bytes from src to dst with `rep movsb`.
 //
 //go:noescape
 func repMovsb(dst, src unsafe.Pointer, n uintptr)
 
-// vectorCopy copies n bytes from src to dst with 32-byte AVX2 loads and
+// vectors copies n bytes from src to dst with 32-byte AVX2 loads and
 // stores, the destination aligned first (the caller checked AVX2).
 //
 //go:noescape
-func vectorCopy(dst, src unsafe.Pointer, n uintptr)
+func vectors(dst, src unsafe.Pointer, n uintptr)

@@ -1,4 +1,4 @@
-package copychoice
+package memcopy
 
 import (
 	"testing"

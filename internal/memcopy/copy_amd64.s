@@ -8,11 +8,11 @@ TEXT ·repMovsb(SB), NOSPLIT, $0-24
 	REP; MOVSB
 	RET
 
-// func vectorCopy(dst, src unsafe.Pointer, n uintptr)
+// func vectors(dst, src unsafe.Pointer, n uintptr)
 // Head bytes up to the destination's next 32-byte boundary, then 128 bytes
 // a turn (four 32-byte loads, four aligned stores), then the tail, both
 // with rep movsb.
-TEXT ·vectorCopy(SB), NOSPLIT, $0-24
+TEXT ·vectors(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), BX

@@ -1,7 +1,8 @@
-// Package copychoice says which way of copying memory is this CPU's
-// fastest where the library copies in its own code: `rep movsb` or vector
-// loads and stores. glibc and Go choose by size alone; two of the
-// library's copies are not the usual case they tune for.
+// Package memcopy holds the library's own copies of memory and which of
+// them is this CPU's fastest where the library copies in its own code:
+// `rep movsb`, vector loads and stores, or Go's copy. glibc and Go choose
+// by size alone; three of the library's copies are not the usual case
+// they tune for.
 //
 //   - A channel's sender writes each message into cache lines that the
 //     receiving CPU read last (its ring). On the AMD EPYC this library was
@@ -12,13 +13,15 @@
 //   - A put of 4 MiB or more between memories of one node works beyond
 //     the caches. On that Xeon glibc's memmove (`rep movsb` there) moved
 //     20-30 % less than 32-byte vector loads and stores.
+//   - Go's copy turns to non-temporal stores from 1 MiB, which on that
+//     Xeon moved a quarter of what `rep movsb` did (Move).
 //
 // So Intel CPUs without fast short `rep movsb` (FSRM, from Ice Lake on,
 // whose string copies are another design this library has not been
 // measured on) copy with vectors in both places; other CPUs with
 // enhanced `rep movsb` (ERMS) use it for the ring. BENCHMARKS.md,
 // 2026-11-28, fifth section.
-package copychoice
+package memcopy
 
 import "github.com/klauspost/cpuid/v2"
 
