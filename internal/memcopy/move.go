@@ -23,10 +23,11 @@ var (
 
 // Move copies src into dst (the shorter of the two lengths, as copy
 // does), overlapping or not. A fault in it is a fault in Go code: under
-// debug.SetPanicOnFault it panics like one in copy.
+// debug.SetPanicOnFault it panics like one in copy. Under the race
+// detector it is copy.
 func Move(dst, src []byte) {
 	n := min(len(dst), len(src))
-	if n < stringCopyMin || !haveAssembly {
+	if n < stringCopyMin || !haveAssembly || raceDetector {
 		copy(dst, src)
 		return
 	}
