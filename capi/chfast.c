@@ -31,8 +31,9 @@ void acpch_copy_by_movsb(int on) { __atomic_store_n(&movsb_fast, on, __ATOMIC_RE
  * message took 0.34 µs one way between distant CPUs where a vector copy
  * took 0.41 and gcc's own expansion of memcpy (`rep movsq`, for a size it
  * can bound, as here) 0.40; on an Intel Xeon (Cascade Lake) glibc's
- * memcpy was the faster, and Go's decision says so there. Short payloads use memcpy; the empty asm hides
- * their bound from gcc, so that it calls glibc. */
+ * memcpy was the faster, and Go's decision says so there. Short payloads
+ * use memcpy; the empty asm hides their bound from gcc, so that it calls
+ * glibc. */
 static inline void copy_to_ring(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)

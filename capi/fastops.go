@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
@@ -88,9 +89,15 @@ func fastMove(dst, src []byte) {
 	C.acpfast_move(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src)))
 }
 
-// setLargeCopiesByVectors switches the C path's large copies to vector
-// loads and stores (on) or memmove.
-func setLargeCopiesByVectors(on bool) { C.acpfast_large_copies_by_vectors(b2i(on)) }
+// setLargeCopiesByVectors switches the C path's copies from
+// memcopy.VectorCopyMin to vector loads and stores (on) or memmove.
+func setLargeCopiesByVectors(on bool) {
+	n := C.size_t(math.MaxUint64)
+	if on {
+		n = memcopy.VectorCopyMin
+	}
+	C.acpfast_vector_copies_from(n)
+}
 
 // fastVectorCopy is the C path's large copy on any CPU with AVX2; false
 // where it has none (tests).

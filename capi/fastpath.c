@@ -5,6 +5,7 @@
  */
 #include <immintrin.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -243,20 +244,25 @@ static int poll_remote(char *f, acpf_remote *r)
 }
 
 /* Copies between memories of this node of this many bytes and more use
- * vector_copy where Go says so (internal/memcopy: Intel CPUs with AVX2
- * and without fast short `rep movsb`). There glibc's memmove copies them
- * with `rep movsb` (non-temporal stores from 14 MiB), which on a Xeon
- * (Cascade Lake) moved 3.9-4.6 GB/s over the 16 MiB that a 4 MiB put
+ * vector_copy: Go sets it at start, to internal/memcopy's VectorCopyMin
+ * where its judgement says vectors pay (Intel CPUs with AVX2 and without
+ * fast short `rep movsb`), otherwise never. There glibc's memmove copies
+ * them with `rep movsb` (non-temporal stores from 14 MiB), which on a
+ * Xeon (Cascade Lake) moved 3.9-4.6 GB/s over the 16 MiB that a 4 MiB put
  * pingpong touches, where 32-byte loads and stores moved 5.1-5.9 (and
  * 5.2-5.5 against 4.1-4.9 at 8-64 MiB); the 4 MiB put pingpong's
- * bandwidth rose by a median 24 % over 20 alternated rounds. At 2 MiB
- * `rep movsb` was 7 % faster, at 1 MiB even. BENCHMARKS.md, 2026-11-28,
- * fifth section. */
-#define VECTOR_COPY_MIN ((size_t)4 << 20)
+ * bandwidth rose by a median 24 % over 20 alternated rounds.
+ * BENCHMARKS.md, 2026-11-28, fifth section.
+ *
+ * The loop is memcopy's too (Go assembly, for the engine's copies). This
+ * path keeps its own rather than leave large copies to Go: declined to
+ * Go from 1 MiB, the put pingpong's bandwidth fell from 1.72 to 1.43
+ * times Open MPI's at 1 MiB and from 1.61 to 1.51 at 4 MiB (12
+ * alternated rounds), the return from Go setting the runtime's monitor
+ * thread polling on CPUs that run ranks. */
+static size_t vector_copy_min = SIZE_MAX;
 
-static int large_by_vectors; /* set by Go before the first copy */
-
-void acpfast_large_copies_by_vectors(int on) { __atomic_store_n(&large_by_vectors, on, __ATOMIC_RELAXED); }
+void acpfast_vector_copies_from(size_t n) { __atomic_store_n(&vector_copy_min, n, __ATOMIC_RELAXED); }
 
 /* Copies n bytes, a multiple of 128 or not, with 32-byte loads and stores,
  * four in flight. The caller makes sure the ranges do not overlap. */
@@ -293,7 +299,7 @@ int acpfast_vector_copy(void *d, const void *s, size_t n)
 void acpfast_move(void *d, const void *s, size_t n)
 {
     const char *dc = d, *sc = s;
-    if (n >= VECTOR_COPY_MIN && (dc + n <= sc || sc + n <= dc) && __atomic_load_n(&large_by_vectors, __ATOMIC_RELAXED))
+    if (n >= __atomic_load_n(&vector_copy_min, __ATOMIC_RELAXED) && (dc + n <= sc || sc + n <= dc))
         vector_copy(d, s, n);
     else
         memmove(d, s, n);

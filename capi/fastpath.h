@@ -58,11 +58,11 @@
 void acpfast_set(void *state);
 
 /* memmove, with the copy this machine does fastest for large copies
- * between non-overlapping ranges (fastpath.c, VECTOR_COPY_MIN). */
+ * between non-overlapping ranges (fastpath.c, vector_copy_min). */
 void acpfast_move(void *d, const void *s, size_t n);
-/* Whether acpfast_move's large copies use AVX2 loads and stores (Go's
- * decision, internal/memcopy; off until set). */
-void acpfast_large_copies_by_vectors(int on);
+/* acpfast_move copies n bytes and more with AVX2 loads and stores (Go's
+ * decision, internal/memcopy; SIZE_MAX, never, until set). */
+void acpfast_vector_copies_from(size_t n);
 /* The large copy itself, whatever the CPU's vendor, where it has AVX2 (1;
  * 0: not run). For tests. */
 int acpfast_vector_copy(void *d, const void *s, size_t n);

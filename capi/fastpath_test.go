@@ -547,7 +547,7 @@ func TestPeerGoneIsFatalThroughFastPathIB(t *testing.T) {
 }
 
 // Large copies between memories of this node may take the vector copy
-// (fastpath.c, VECTOR_COPY_MIN): every byte arrives, at every alignment of
+// (fastpath.c, from memcopy.VectorCopyMin): every byte arrives, at every alignment of
 // either end and any length, and nothing beside the destination changes,
 // through memmove, the loop itself (any CPU with AVX2) and the way this
 // CPU's judgement picks.
@@ -575,7 +575,7 @@ func TestLargeOverlappingMoves(t *testing.T) {
 	memcopytest.CheckOverlapping(t, fastMove)
 }
 
-// A put of starter memory over shm larger than VECTOR_COPY_MIN, at odd
+// A put of starter memory over shm larger than memcopy.VectorCopyMin, at odd
 // ends, completes in C with every byte in place.
 func TestFastPathLargePuts(t *testing.T) {
 	setLargeCopiesByVectors(memcopy.LargeByVectors()) // as the library starts

@@ -23,9 +23,9 @@ import (
 // job runs: accesses that touch only starter memory take the unguarded
 // paths (a guard costs a deferred call, some nanoseconds).
 
-// GuardedCopy copies src into dst as copy does (memcopy.Move) and reports false when
-// either faulted (some of dst may then have been written: the pages before
-// the fault).
+// GuardedCopy copies src into dst as copy does (with memcopy.Move) and
+// reports false when either faulted (some of dst may then have been
+// written: the pages before the fault).
 func GuardedCopy(dst, src []byte) (ok bool) {
 	defer recoverFault(debug.SetPanicOnFault(true), &ok)
 	memcopy.Move(dst, src)

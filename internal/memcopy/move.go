@@ -9,11 +9,11 @@ import "unsafe"
 // engine's copies of registered memory and the transports' copies into
 // mapped memory go through Move, which copies as the C fast path does:
 // `rep movsb` from stringCopyMin on CPUs with ERMS (as glibc's memcpy),
-// vectors from vectorCopyMin where LargeByVectors says they pay, Go's copy
-// otherwise.
+// vectors from VectorCopyMin where LargeByVectors says they pay (the C
+// fast path too), Go's copy otherwise.
 const (
 	stringCopyMin = 1 << 20
-	vectorCopyMin = 4 << 20 // capi/fastpath.c VECTOR_COPY_MIN
+	VectorCopyMin = 4 << 20
 )
 
 var (
@@ -37,7 +37,7 @@ func Move(dst, src []byte) {
 		return
 	}
 	switch {
-	case n >= vectorCopyMin && vectorCopies:
+	case n >= VectorCopyMin && vectorCopies:
 		vectors(d, s, uintptr(n))
 	case stringCopies:
 		repMovsb(d, s, uintptr(n))

@@ -223,13 +223,13 @@ func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointe
 	return headerSize + h.n
 }
 
-// copyToRing (copy_*.go) copies a payload into a ring written in place.
+// copyToRing (copy.go) copies a payload into a ring written in place.
 // The receiver read those lines last: vector stores (Go's copy) first take
 // each one back from its CPU, where `rep movsb` on some CPUs with ERMS
 // writes them whole (internal/memcopy says which). It does so from
-// movsbMin bytes; capi/chfast.c, which sends
-// most messages of one node, follows the same decision (RingCopyByMovsb)
-// and threshold (ACPCH_MOVSB_MIN).
+// movsbMin bytes; capi/chfast.c, which sends most messages of one node,
+// follows the same decision (RingCopyByMovsb) and threshold
+// (ACPCH_MOVSB_MIN).
 const movsbMin = 512
 
 // RingCopyByMovsb reports whether payloads of movsbMin bytes or more are
