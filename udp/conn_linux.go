@@ -58,6 +58,15 @@ type packetConn interface {
 }
 
 // socket is a non-blocking IPv4 UDP socket with batched I/O.
+//
+// Calls on one datagram (a receive, a peek, a send) are raw system calls:
+// they never block and take microseconds at most, so the runtime need not
+// be told that the thread left. That telling (entersyscall/exitsyscall)
+// cost 50 ns of a 215 ns receive that finds nothing, the call a waiting
+// thread repeats; on a message's way are the receive that finds it and
+// the send that answers it. Batches (recvmmsg, sendmmsg) stay ordinary
+// calls: one can copy megabytes, and a raw call would keep its P, and a
+// stop-the-world, waiting meanwhile.
 type socket struct {
 	sfd     int
 	rcvbuf  int
@@ -207,7 +216,7 @@ func (s *socket) send(pkts []packet) error {
 		if n == 1 {
 			// One datagram (a pingpong's message, an acknowledgement):
 			// sendmsg, without sendmmsg's batch to walk.
-			_, _, errno = unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.sendHdr[0].Hdr)), 0)
+			_, _, errno = unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.sendHdr[0].Hdr)), 0)
 			sent = 1
 		} else {
 			sent, _, errno = unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.sendHdr[0])), uintptr(n), 0, 0, 0)
@@ -263,7 +272,7 @@ func (s *socket) recv(bufs [][]byte, sizes []int) (int, error) {
 		if batch {
 			got, _, errno = unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&s.recvHdr[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
 		} else {
-			got, _, errno = unix.Syscall6(unix.SYS_RECVFROM, uintptr(s.sfd), uintptr(unsafe.Pointer(&bufs[0][0])), uintptr(len(bufs[0])), unix.MSG_DONTWAIT, 0, 0)
+			got, _, errno = unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.sfd), uintptr(unsafe.Pointer(&bufs[0][0])), uintptr(len(bufs[0])), unix.MSG_DONTWAIT, 0, 0)
 		}
 		switch {
 		case errno == unix.EINTR:
@@ -293,7 +302,7 @@ func (s *socket) peek(b []byte) (int, int, error) {
 	msg := unix.Msghdr{Iov: &iov, Iovlen: 1}
 	for {
 		// MSG_TRUNC: the result is the datagram's whole length.
-		size, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_PEEK|unix.MSG_TRUNC|unix.MSG_DONTWAIT)
+		size, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_PEEK|unix.MSG_TRUNC|unix.MSG_DONTWAIT)
 		switch {
 		case errno == unix.EINTR:
 			continue
@@ -312,7 +321,7 @@ func (s *socket) recvInto(hdr, data []byte) (int, error) {
 	iov[1].SetLen(len(data))
 	msg := unix.Msghdr{Iov: &iov[0], Iovlen: 2}
 	return receive(func() (uintptr, unix.Errno) {
-		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
+		n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(s.sfd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
 		return n, errno
 	})
 }
