@@ -22,6 +22,7 @@ type peer struct {
 	ackDue       bool      // our acknowledgement state has news for it
 	ackNow       bool      // ... that should not wait for a datagram going its way
 	ackAt        time.Time // when a delayed acknowledgement must go out at the latest
+	ackSince     time.Time // when the acknowledgement owed became owed
 	unacked      int       // datagrams accepted since our state last went out
 	unackedBytes int       // and their bytes
 	ackBuf       [headerSize]byte

@@ -311,10 +311,33 @@ func (e *endpoint) owe(p *peer, now time.Time, urgent bool) {
 	if !p.ackDue {
 		p.ackDue = true
 		p.ackAt = now.Add(e.ackDelay)
+		p.ackSince = now
 		e.owed = append(e.owed, p)
 	}
 	if urgent || e.ackDelay == 0 {
 		p.ackNow = true
+	}
+}
+
+// holdAck lets the delayed acknowledgement owed to p wait until t, when
+// the last fragment of a put of several has just landed. Its delay ran
+// from the first datagram it acknowledges, an earlier fragment, and often
+// ended before the program could answer the put: a pure acknowledgement
+// then completed the sender's put, whose thread went on to spin on memory
+// while the answer waited in its socket for the progress goroutine to be
+// woken. In a udp put pingpong of 256 KiB-1 MiB that was the slow mode of
+// whole runs, twice the usual time per message (BENCHMARKS.md, 2026-11-28,
+// sixth section). The wait is bounded by maxAckHold from when the
+// acknowledgement became owed, and never shortened.
+func (p *peer) holdAck(t time.Time) {
+	if !p.ackDue || p.ackNow || !t.After(p.ackAt) {
+		return
+	}
+	if limit := p.ackSince.Add(maxAckHold); t.After(limit) {
+		t = limit
+	}
+	if t.After(p.ackAt) {
+		p.ackAt = t
 	}
 }
 
@@ -448,7 +471,11 @@ func (e *endpoint) handle(b []byte, now time.Time) {
 	p.unacked++
 	p.unackedBytes += len(b)
 	e.owe(p, now, h.seq != before || p.unacked >= ackEvery || p.unackedBytes >= e.sock.rcvbuf/8)
+	e.putEnded = false
 	e.dispatch(p, h, b[headerSize:])
+	if e.putEnded {
+		p.holdAck(now.Add(e.ackDelay))
+	}
 	if p.rxNext != before && len(p.waitMark) > 0 {
 		e.releaseMarks(p)
 	}
@@ -467,10 +494,12 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 			// recvPlaced checked it all and wrote the data already.
 			e.landed = true
 			e.rxPartial = off+uint64(e.placed) < size
+			e.putEnded = off > 0 && !e.rxPartial
 			e.guessNext(fragGuess{src: uint32(p.idx), seq: h.seq + 1, dst: dst, size: size}, off, uint64(e.placed))
 			return
 		}
 		e.rxPartial = off <= size && uint64(len(data)) < size-off
+		e.putEnded = off > 0 && off <= size && uint64(len(data)) == size-off
 		if len(data) >= placeMin {
 			e.rxBulk = true
 		}

@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -306,6 +307,57 @@ func TestAcknowledgementRidesOnTheAnswer(t *testing.T) {
 		assert.Equal(t, int64(1), eps[1].stats.sent.Load(),
 			"the answer and its acknowledgement travel as one datagram")
 	}
+}
+
+// The acknowledgement of a put of several fragments waits the whole delay
+// after its last fragment for an answer to ride on, not only after the
+// first fragment it acknowledges, within maxAckHold of that first one; a
+// put of one datagram keeps the plain delay. The clock is handed to handle
+// an hour ahead, so that the endpoint's own timer checks (on the real
+// clock) find nothing due meanwhile.
+func TestPutsLastFragmentHoldsTheAcknowledgement(t *testing.T) {
+	eps, hosts := pair(t)
+	e := eps[1]
+	delay := e.ackDelay
+	require.Positive(t, delay)
+	require.Less(t, 3*delay, maxAckHold, "the test's fragments must fit in the hold")
+	base := time.Now().Add(time.Hour)
+	payload := bytes.Repeat([]byte{7}, 1000)
+
+	e.rxMu.Lock()
+	e.mu.Lock()
+	p := e.peer(0)
+	seq := p.rxNext
+	feed := func(at time.Duration, off int) {
+		e.handle(putFragment(seq, 1, 0, 3000, off, payload), base.Add(at))
+		seq++
+	}
+	feed(0, 0)
+	assert.Equal(t, base.Add(delay), p.ackAt, "first fragment: the plain delay")
+	feed(delay/2, 1000)
+	assert.Equal(t, base.Add(delay), p.ackAt, "a middle fragment does not move it")
+	feed(delay*9/10, 2000)
+	assert.Equal(t, base.Add(delay*9/10+delay), p.ackAt, "last fragment: the delay from it")
+	assert.True(t, p.ackDue)
+	assert.False(t, p.ackNow)
+
+	// Again, the last fragment late: the hold ends maxAckHold after the
+	// first fragment.
+	e.stamp(p, make([]byte, headerSize)) // as if an answer took the acknowledgement
+	base = base.Add(time.Second)
+	feed(0, 0)
+	feed(maxAckHold-delay/2, 1000)
+	feed(maxAckHold-delay/4, 2000)
+	assert.Equal(t, base.Add(maxAckHold), p.ackAt, "held no longer than maxAckHold")
+
+	// A put of one datagram: the plain delay.
+	e.stamp(p, make([]byte, headerSize))
+	base = base.Add(time.Second)
+	e.handle(putFragment(seq, 2, 0, 1000, 0, payload), base)
+	assert.Equal(t, base.Add(delay), p.ackAt)
+	e.mu.Unlock()
+	e.rxMu.Unlock()
+	assert.Equal(t, payload, received(e, hosts[1], 2000, 1000), "the fragments landed")
 }
 
 // A large put lands in place (received straight into its destination) and

@@ -76,7 +76,11 @@ const (
 	networkMTU     = 1472 // 1500-byte Ethernet MTU minus IP and UDP headers
 	rxBufferBytes  = 65536
 	ackEvery       = recvBatch // datagrams accepted before an acknowledgement goes out at once
-	placeMin       = 16 << 10  // put fragments from this size on are received in place
+	// maxAckHold bounds how long after it became owed an acknowledgement
+	// may be held for an answer to ride on (peer.holdAck): below minRTO, so
+	// that the hold alone never lets the sender's timer run out.
+	maxAckHold = 80 * time.Microsecond
+	placeMin   = 16 << 10 // put fragments from this size on are received in place
 	// In bulk mode a small datagram (an acknowledgement, a flag) is taken
 	// alone and bulk mode goes on, for up to bulkSmallMax in a row, while
 	// the socket was found empty within the last bulkBacklogMax datagrams
@@ -149,6 +153,7 @@ type endpoint struct {
 	deliveries       []delivery
 	fatal            error
 	landed           bool         // a peer's put was written during this batch
+	putEnded         bool         // the datagram handled was the last fragment of a put of several
 	nextOpCheck      time.Time    // when checkTimers next looks at waiting operations
 	nextCheck        atomic.Int64 // unix ns of the next retransmission check
 	sleepUntil       atomic.Int64 // unix ns the sleeping progress goroutine wakes at at the latest; 0 while it runs
