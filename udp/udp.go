@@ -47,7 +47,7 @@ var Settings = []core.Setting{
 	{Name: "udp-faults", Kind: core.KindString, Default: "",
 		Help: "inject faults into sent datagrams for testing, e.g. loss=0.1,dup=0.05,reorder=0.1,seed=1"},
 	{Name: "udp-ack-delay", Kind: core.KindDuration, Default: "20us",
-		Help: "how long a lone datagram's acknowledgement may wait to ride on an answer (0: acknowledge at once)"},
+		Help: "how long the acknowledgement of a lone datagram or of a put's last fragment may wait to ride on an answer (0: acknowledge at once)"},
 	{Name: "udp-addr", Kind: core.KindString, Default: "",
 		Help: "IPv4 address to bind and publish (default: the address used to reach the start-up rendezvous, else 127.0.0.1)"},
 }
