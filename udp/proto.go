@@ -330,13 +330,10 @@ func (e *endpoint) owe(p *peer, now time.Time, urgent bool) {
 // sixth section). The wait is bounded by maxAckHold from when the
 // acknowledgement became owed, and never shortened.
 func (p *peer) holdAck(t time.Time) {
-	if !p.ackDue || p.ackNow || !t.After(p.ackAt) {
-		return
-	}
 	if limit := p.ackSince.Add(maxAckHold); t.After(limit) {
 		t = limit
 	}
-	if t.After(p.ackAt) {
+	if p.ackDue && !p.ackNow && t.After(p.ackAt) {
 		p.ackAt = t
 	}
 }
@@ -471,18 +468,14 @@ func (e *endpoint) handle(b []byte, now time.Time) {
 	p.unacked++
 	p.unackedBytes += len(b)
 	e.owe(p, now, h.seq != before || p.unacked >= ackEvery || p.unackedBytes >= e.sock.rcvbuf/8)
-	e.putEnded = false
-	e.dispatch(p, h, b[headerSize:])
-	if e.putEnded {
-		p.holdAck(now.Add(e.ackDelay))
-	}
+	e.dispatch(p, h, b[headerSize:], now)
 	if p.rxNext != before && len(p.waitMark) > 0 {
 		e.releaseMarks(p)
 	}
 }
 
 // dispatch executes the body of an accepted reliable datagram.
-func (e *endpoint) dispatch(p *peer, h header, body []byte) {
+func (e *endpoint) dispatch(p *peer, h header, body []byte, now time.Time) {
 	switch h.typ {
 	case tPut:
 		if len(body) < putHeader {
@@ -490,16 +483,19 @@ func (e *endpoint) dispatch(p *peer, h header, body []byte) {
 		}
 		id, dst, size, off := le.Uint64(body), core.GA(le.Uint64(body[8:])), le.Uint64(body[16:]), le.Uint64(body[24:])
 		data := body[putHeader:]
+		n := uint64(len(data))
 		if e.placed >= 0 {
-			// recvPlaced checked it all and wrote the data already.
+			n = uint64(e.placed) // recvPlaced checked it all and wrote the data already
+		}
+		e.rxPartial = off <= size && n < size-off
+		if off > 0 && off <= size && n == size-off {
+			p.holdAck(now.Add(e.ackDelay)) // the last fragment of a put of several
+		}
+		if e.placed >= 0 {
 			e.landed = true
-			e.rxPartial = off+uint64(e.placed) < size
-			e.putEnded = off > 0 && !e.rxPartial
-			e.guessNext(fragGuess{src: uint32(p.idx), seq: h.seq + 1, dst: dst, size: size}, off, uint64(e.placed))
+			e.guessNext(fragGuess{src: uint32(p.idx), seq: h.seq + 1, dst: dst, size: size}, off, n)
 			return
 		}
-		e.rxPartial = off <= size && uint64(len(data)) < size-off
-		e.putEnded = off > 0 && off <= size && uint64(len(data)) == size-off
 		if len(data) >= placeMin {
 			e.rxBulk = true
 		}

@@ -153,7 +153,6 @@ type endpoint struct {
 	deliveries       []delivery
 	fatal            error
 	landed           bool         // a peer's put was written during this batch
-	putEnded         bool         // the datagram handled was the last fragment of a put of several
 	nextOpCheck      time.Time    // when checkTimers next looks at waiting operations
 	nextCheck        atomic.Int64 // unix ns of the next retransmission check
 	sleepUntil       atomic.Int64 // unix ns the sleeping progress goroutine wakes at at the latest; 0 while it runs
