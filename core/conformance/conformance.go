@@ -235,8 +235,12 @@ func testAtomicsEveryPlacement(t *testing.T, w *coretest.World, s suite) {
 	}
 }
 
+// testAtomicContention has every rank add to one counter perRank times and
+// increment another through compare-and-swap loops perRank/2 times.
+// ACP_CONTENTION_OPS=N sets perRank (2000; even): over an emulated adapter
+// each operation is tens of microseconds.
 func testAtomicContention(t *testing.T, w *coretest.World, s suite) {
-	const perRank = 2000
+	perRank := int(coretest.EnvNumber(t, "ACP_CONTENTION_OPS", 2000)) &^ 1
 	w.Run(func(r int, e *core.Engine) error {
 		var hs []core.Handle
 		for i := 0; i < perRank; i++ {
