@@ -43,7 +43,12 @@
  * shows the median of each and the ratio of the medians. On a machine
  * whose CPUs all run ranks, one measurement of either can be off by a
  * factor of two (a thread waiting for a time slice); alternating them and
- * taking medians keeps such a moment from deciding the ratio.
+ * taking medians keeps such a moment from deciding the ratio. With -dist,
+ * chpingpong also times each channel round trip on rank 0 and adds the
+ * median and 99th percentile of their halves (t_p50, t_p99; medians over
+ * the rounds), the put pingpong's median (t_put_p50) and the ratio of the
+ * two medians: where a few trips stall (a wait that slept), the mean moves
+ * and the median does not.
  *
  * chbw: windowed bandwidth over a channel: rank 0 posts a window of W
  * sends (distinct buffers) and waits for them all (acp_waitall_ch); rank 1
@@ -607,9 +612,12 @@ static void check_msg(const uint8_t *b, size_t n, size_t seed, uint8_t v, int fu
 
 /* One channel pingpong of reps messages of n bytes each way (after a
  * tenth more as warm-up); returns the one-way time in seconds. Collective. */
+static trip_spread_t ch_spread; /* of the last ch_pingpong, on rank 0 with -dist */
+
 static double ch_pingpong(size_t n, int reps, uint8_t *sbuf, uint8_t *rbuf)
 {
     int warm = warmup_for(reps);
+    double *trips = dist && me == 0 ? trip_buffer(reps) : NULL, tprev = 0;
     if (me <= 1)
         for (size_t i = 0; i < n; i++)
             sbuf[i] = pat((size_t)me * 1000 + n, i);
@@ -618,13 +626,18 @@ static double ch_pingpong(size_t n, int reps, uint8_t *sbuf, uint8_t *rbuf)
     if (me <= 1) {
         for (int i = 0; i < warm + reps; i++) {
             if (i == warm)
-                t0 = now();
+                tprev = t0 = now();
             uint8_t v = (uint8_t)(1 + iter++ % 255);
             if (n > 0)
                 sbuf[0] = sbuf[n - 1] = v;
             if (me == 0) {
                 ch_send(sbuf, n);
                 ch_recv(rbuf, n);
+                if (trips != NULL && i >= warm) {
+                    double t1 = now();
+                    trips[i - warm] = t1 - tprev;
+                    tprev = t1;
+                }
             } else {
                 ch_recv(rbuf, n);
                 ch_send(sbuf, n);
@@ -633,6 +646,8 @@ static double ch_pingpong(size_t n, int reps, uint8_t *sbuf, uint8_t *rbuf)
         }
     }
     double t = (now() - t0) / reps / 2;
+    if (trips != NULL)
+        ch_spread = trip_spread(trips, reps);
     if (me <= 1) /* every byte of the last message, outside the timing */
         check_msg(rbuf, n, (size_t)(1 - me) * 1000 + n, rbuf[0], 1, "chpingpong message");
     acp_sync();
@@ -654,20 +669,32 @@ static void chpingpong(int nprocs)
     settle();
     if (me == 0) {
         print_title("PingPong over channels", nprocs);
-        printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
+        printf("%13s%13s%13s%13s%13s%13s", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
+        if (dist)
+            printf("%13s%13s%13s%13s", "t_p50", "t_p99", "t_put_p50", "ratio_p50");
+        printf("\n");
     }
-    double tch[MAX_ROUNDS], tref[MAX_ROUNDS];
+    double tch[MAX_ROUNDS], tref[MAX_ROUNDS], p50ch[MAX_ROUNDS], p99ch[MAX_ROUNDS], p50ref[MAX_ROUNDS];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int reps = reps_for(n);
         for (int k = 0; k < rounds; k++) {
             tref[k] = put_pingpong(n, reps);
+            p50ref[k] = spread.p50;
             tch[k] = ch_pingpong(n, reps, sbuf, rbuf);
+            p50ch[k] = ch_spread.p50;
+            p99ch[k] = ch_spread.p99;
         }
         double t = median(tch, rounds), tput = median(tref, rounds);
-        if (me == 0)
-            printf("%13zu%13d%13.2f%13.2f%13.2f%13.2f\n", n, reps, t * 1e6, (double)n / MB / t, tput * 1e6, t / tput);
+        if (me == 0) {
+            printf("%13zu%13d%13.2f%13.2f%13.2f%13.2f", n, reps, t * 1e6, (double)n / MB / t, tput * 1e6, t / tput);
+            if (dist) {
+                double m = median(p50ch, rounds), mref = median(p50ref, rounds);
+                printf("%13.2f%13.2f%13.2f%13.2f", m * 1e6, median(p99ch, rounds) * 1e6, mref * 1e6, m / mref);
+            }
+            printf("\n");
+        }
         fflush(stdout);
     }
     ch_close();
