@@ -1,6 +1,7 @@
 /*
  * chfast.c - see chfast.h. The rules mirror ml/ch: send.go's writeSlot in
- * place (slot.go's writeOrdered), recv.go's take of a message through the ring,
+ * place (slot.go's writeOrdered) and through a staging slot (slot.go's
+ * write and checksum), recv.go's take of a message through the ring,
  * fast.go's lock and request table, segbuf's Count and Wait.
  */
 #include <sched.h>
@@ -90,6 +91,95 @@ static char *lock_channel(uintptr_t ch)
     return f;
 }
 
+/* Slot checksums (ml/ch slot.go checksummer): CRC-32C and CRC-32 (IEEE)
+ * of the header up to the checksum and of the payload, the first in the
+ * high half. Both by tables eight bytes at a time; CRC-32C by the CPU's
+ * instruction where it has one (SSE 4.2). */
+static uint32_t crc_ieee[8][256], crc_castagnoli[8][256];
+static int crc_by_sse42;
+
+static void crc_tables(uint32_t t[8][256], uint32_t poly)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int b = 0; b < 8; b++)
+            c = c & 1 ? c >> 1 ^ poly : c >> 1;
+        t[0][i] = c;
+    }
+    for (int k = 1; k < 8; k++)
+        for (int i = 0; i < 256; i++)
+            t[k][i] = t[k - 1][i] >> 8 ^ t[0][t[k - 1][i] & 0xff];
+}
+
+__attribute__((constructor)) static void crc_init(void)
+{
+    crc_tables(crc_ieee, 0xedb88320u);
+    crc_tables(crc_castagnoli, 0x82f63b78u);
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    crc_by_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+void acpch_checksum_by_tables(int on)
+{
+#if defined(__x86_64__)
+    crc_by_sse42 = !on && __builtin_cpu_supports("sse4.2");
+#else
+    (void)on;
+#endif
+}
+
+/* Go's crc32.Update(crc, table, p). */
+static uint32_t crc_update(const uint32_t t[8][256], uint32_t crc, const unsigned char *p, size_t n)
+{
+    crc = ~crc;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= crc;
+        crc = t[7][w & 0xff] ^ t[6][w >> 8 & 0xff] ^ t[5][w >> 16 & 0xff] ^ t[4][w >> 24 & 0xff] ^
+              t[3][w >> 32 & 0xff] ^ t[2][w >> 40 & 0xff] ^ t[1][w >> 48 & 0xff] ^ t[0][w >> 56];
+    }
+    for (; n > 0; p++, n--)
+        crc = t[0][(crc ^ *p) & 0xff] ^ crc >> 8;
+    return ~crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, size_t n)
+{
+    uint64_t c = ~crc;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+    }
+    uint32_t c32 = (uint32_t)c;
+    for (; n > 0; p++, n--)
+        c32 = __builtin_ia32_crc32qi(c32, *p);
+    return ~c32;
+}
+#endif
+
+static uint32_t crc32c(uint32_t crc, const void *p, size_t n)
+{
+#if defined(__x86_64__)
+    if (crc_by_sse42)
+        return crc32c_sse42(crc, p, n);
+#endif
+    return crc_update(crc_castagnoli, crc, p, n);
+}
+
+uint64_t acpch_slot_sum(const void *slot, uint64_t n)
+{
+    const char *s = slot;
+    uint32_t a = crc32c(crc32c(0, s, 32), s + ACPCH_HEADER_SIZE, n);
+    uint32_t b = crc_update(crc_ieee, crc_update(crc_ieee, 0, (const unsigned char *)s, 32),
+                            (const unsigned char *)s + ACPCH_HEADER_SIZE, n);
+    return (uint64_t)a << 32 | b;
+}
+
 /* Request handles: bit 63, 16 bits of the channel handle's generation,
  * 16 bits of its index, 31 bits of the request's sequence number. */
 static uint64_t request_handle(uint64_t ch, uint64_t q)
@@ -126,6 +216,26 @@ static uint64_t slot_bytes(uint64_t size, uint64_t off)
 /* The slot of ring position pos. */
 static char *slot_at(char *ring, uint64_t pos) { return ring + (pos % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE; }
 
+/* Stages a message of one slot in staging slot s and puts it into the
+ * receiver's ring (send.go writeSlot, slot.go write): the handle of the put,
+ * or ACP_HANDLE_NULL when the fast path of copies declines it (nothing is
+ * sent then; Go sends the message). */
+static acp_handle_t put_slot(char *f, uint64_t tail, const void *buf, size_t size)
+{
+    uint64_t i = tail % ACPCH_SLOT_COUNT, off = i * ACPCH_SLOT_SIZE;
+    char *s = (char *)(uintptr_t)*U64(f, ACPCH_STAGE_PTR) + off;
+    *(uint64_t *)s = tail + 1;
+    *(uint32_t *)(s + 8) = ACPCH_KIND_FIRST;
+    *(uint32_t *)(s + 12) = (uint32_t)size;
+    *(uint64_t *)(s + 16) = size;
+    *(uint64_t *)(s + 24) = 0;
+    if (size > 0)
+        memcpy(s + ACPCH_HEADER_SIZE, buf, size);
+    *(uint64_t *)(s + 32) = acpch_slot_sum(s, size);
+    return acpfast_copy(NULL, (acp_ga_t)(*U64(f, ACPCH_PUT_RING) + off), (acp_ga_t)(*U64(f, ACPCH_STAGE_GA) + off),
+                        ACPCH_HEADER_SIZE + size, ACP_HANDLE_NULL);
+}
+
 uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
 {
     if (size > ACPCH_EAGER_MAX || (buf == NULL && size > 0))
@@ -134,7 +244,8 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
     if (f == NULL)
         return 0;
     uintptr_t h = 0;
-    if (!LOAD(U32(f, ACPCH_SEND_OK)))
+    uint32_t mode = LOAD(U32(f, ACPCH_SEND_OK));
+    if (mode != ACPCH_SEND_IN_PLACE && mode != ACPCH_SEND_BY_PUT)
         goto out;
     /* Room for every slot of the message: the receiver released them
      * (segbuf Pair.Count). */
@@ -148,20 +259,34 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
     uint64_t q = *U64(f, ACPCH_NEXT), *e = entry(f, q);
     if (LOAD(&e[1]) != ACPCH_FREE)
         goto out;
-    /* The slots in place, each one's sequence number last (writeOrdered):
-     * the first carries the size, the others their offset. */
-    char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
-    for (uint64_t i = 0, off = 0; i < k; i++, off += ACPCH_PAYLOAD) {
-        char *s = slot_at(ring, tail + i);
-        uint64_t n = slot_bytes(size, off);
-        if (n > 0)
-            copy_to_ring(s + ACPCH_HEADER_SIZE, (char *)buf + off, n);
-        *(uint32_t *)(s + 8) = (i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT) | ACPCH_KIND_ORDERED;
-        *(uint32_t *)(s + 12) = (uint32_t)n;
-        *(uint64_t *)(s + 16) = size;
-        *(uint64_t *)(s + 24) = off;
-        *(uint64_t *)(s + 32) = 0;
-        STORE((uint64_t *)s, tail + i + 1);
+    if (mode == ACPCH_SEND_BY_PUT) {
+        /* The staging slot is free once the put that last wrote it from
+         * there completed (send.go slotFree); when that is not known here,
+         * Go decides. */
+        uint64_t *stage = U64(f, ACPCH_STAGE + (tail % ACPCH_SLOT_COUNT) * 8);
+        if (k != 1 || (*stage != 0 && !acpfast_test(NULL, (acp_handle_t)*stage)))
+            goto out;
+        acp_handle_t put = put_slot(f, tail, buf, size);
+        if (put == ACP_HANDLE_NULL)
+            goto out;
+        *stage = (uint64_t)put;
+    } else {
+        /* The slots in place, each one's sequence number last
+         * (writeOrdered): the first carries the size, the others their
+         * offset. */
+        char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
+        for (uint64_t i = 0, off = 0; i < k; i++, off += ACPCH_PAYLOAD) {
+            char *s = slot_at(ring, tail + i);
+            uint64_t n = slot_bytes(size, off);
+            if (n > 0)
+                copy_to_ring(s + ACPCH_HEADER_SIZE, (char *)buf + off, n);
+            *(uint32_t *)(s + 8) = (i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT) | ACPCH_KIND_ORDERED;
+            *(uint32_t *)(s + 12) = (uint32_t)n;
+            *(uint64_t *)(s + 16) = size;
+            *(uint64_t *)(s + 24) = off;
+            *(uint64_t *)(s + 32) = 0;
+            STORE((uint64_t *)s, tail + i + 1);
+        }
     }
     *U64(f, ACPCH_POS) = tail + k;
     *U64(f, ACPCH_NEXT) = q + 1;
@@ -196,30 +321,56 @@ uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
     return h;
 }
 
-/* The message whose first slot is at head, when all its slots landed in
- * order (the sender's stores, sequence numbers last): its size in *total
- * and its slot count in *k. Returns 1 when it is ready, 0 when a slot is
- * still missing, -1 when it is not for C (written by puts, a rendezvous,
- * or not what a sender writes: Go takes it and reports the error). */
+/* Whether the slot at s holds slot seq whole (slot.go landed), with its
+ * header copied to h. Slots written in place (ORDERED) are whole once their
+ * number is there; a put's bytes land in any order, and while we read them
+ * (the adapter writes the slot as we poll), so the header is read once,
+ * into h, the checksum is computed over the slot as it is, and h must be
+ * what the slot holds after that. */
+static int slot_landed(const char *s, uint64_t seq, char h[ACPCH_HEADER_SIZE])
+{
+    if (LOAD((const uint64_t *)s) != seq)
+        return 0;
+    for (int i = 0; i < ACPCH_HEADER_SIZE; i += 8) {
+        uint64_t w = __atomic_load_n((const uint64_t *)(s + i), __ATOMIC_ACQUIRE);
+        memcpy(h + i, &w, 8);
+    }
+    uint32_t kind = *(uint32_t *)(h + 8), n = *(uint32_t *)(h + 12);
+    if (n > ACPCH_PAYLOAD)
+        return 0; /* a header still half old */
+    if (kind & ACPCH_KIND_ORDERED)
+        return 1;
+    if (acpch_slot_sum(s, n) != LOAD((const uint64_t *)(s + 32)))
+        return 0;
+    for (int i = 0; i < 40; i += 8)
+        if (LOAD((const uint64_t *)(s + i)) != *(uint64_t *)(h + i))
+            return 0;
+    return *(uint64_t *)h == seq;
+}
+
+/* The message whose first slot is at head, when all its slots landed
+ * whole: its size in *total and its slot count in *k. Returns 1 when it is
+ * ready, 0 when a slot is still missing, -1 when it is not for C (a
+ * rendezvous, or not what a sender writes: Go takes it and reports the
+ * error). */
 static int landed_message(char *ring, uint64_t head, uint64_t *total, uint64_t *k)
 {
-    char *s = slot_at(ring, head);
-    if (LOAD((uint64_t *)s) != head + 1)
+    char h[ACPCH_HEADER_SIZE];
+    if (!slot_landed(slot_at(ring, head), head + 1, h))
         return 0;
-    uint32_t kind = *(uint32_t *)(s + 8), n = *(uint32_t *)(s + 12);
-    uint64_t t = *(uint64_t *)(s + 16);
-    if (kind != (ACPCH_KIND_FIRST | ACPCH_KIND_ORDERED) || t > ACPCH_EAGER_MAX || n != slot_bytes(t, 0))
+    uint32_t kind = *(uint32_t *)(h + 8) & ~ACPCH_KIND_ORDERED, n = *(uint32_t *)(h + 12);
+    uint64_t t = *(uint64_t *)(h + 16);
+    if (kind != ACPCH_KIND_FIRST || t > ACPCH_EAGER_MAX || n != slot_bytes(t, 0))
         return -1;
     uint64_t m = slots_for(t);
     if (m > ACPCH_MAX_SLOTS)
         return -1;
     for (uint64_t i = 1; i < m; i++) {
-        s = slot_at(ring, head + i);
-        if (LOAD((uint64_t *)s) != head + i + 1)
+        if (!slot_landed(slot_at(ring, head + i), head + i + 1, h))
             return 0;
         uint64_t off = i * ACPCH_PAYLOAD;
-        if (*(uint32_t *)(s + 8) != (ACPCH_KIND_NEXT | ACPCH_KIND_ORDERED) || *(uint32_t *)(s + 12) != slot_bytes(t, off) ||
-            *(uint64_t *)(s + 16) != t || *(uint64_t *)(s + 24) != off)
+        if ((*(uint32_t *)(h + 8) & ~ACPCH_KIND_ORDERED) != ACPCH_KIND_NEXT || *(uint32_t *)(h + 12) != slot_bytes(t, off) ||
+            *(uint64_t *)(h + 16) != t || *(uint64_t *)(h + 24) != off)
             return -1;
     }
     *total = t;

@@ -2,14 +2,16 @@
  * chfast.h - the C fast path of channels (acp_nbsend_ch, acp_nbrecv_ch,
  * acp_wait_ch).
  *
- * A channel whose sender maps the receiver's ring shares a fast block with
- * this code (ml/ch/fast.go keeps the layout below). Sends that go through
- * the ring (up to 16 KiB, one to five slots) are written in place into the
- * peer's ring when it has room for the whole message, receives of
- * messages that came in such slots are taken here once every slot landed;
- * everything else is Go's, which adopts the receives C posted when their
- * messages are not for C. Requests posted here
- * carry bit 63 in their handle; Go's never do.
+ * Every channel shares a fast block with this code (ml/ch/fast.go keeps
+ * the layout below). Sends that go through the ring (up to 16 KiB, one to
+ * five slots) are written in place into the peer's ring when the sender
+ * maps it and it has room for the whole message; where it is not mapped
+ * but a put lands by itself (ib), a message of one slot is staged with its
+ * checksum and put by the C fast path of copies. Receives of messages that
+ * came in such slots are taken here once every slot landed (whole, by its
+ * checksum, when it came by a put); everything else is Go's, which adopts
+ * the receives C posted when their messages are not for C. Requests posted
+ * here carry bit 63 in their handle; Go's never do.
  */
 #ifndef ACP_CHFAST_H
 #define ACP_CHFAST_H
@@ -30,9 +32,17 @@
 #define ACPCH_NEXT       64
 #define ACPCH_FILLED     72
 #define ACPCH_PUB_AT     80
+#define ACPCH_PUT_RING   88
+#define ACPCH_STAGE_GA   96
+#define ACPCH_STAGE_PTR  104
 #define ACPCH_TABLE      128
 #define ACPCH_ENTRIES    16
 #define ACPCH_ENTRY_SIZE 32
+#define ACPCH_STAGE      640
+
+/* What a sender's C may do (ACPCH_SEND_OK, ml/ch/fast.go). */
+#define ACPCH_SEND_IN_PLACE 1
+#define ACPCH_SEND_BY_PUT   2
 
 /* Entry states (ml/ch/fast.go). */
 #define ACPCH_FREE    0
@@ -76,5 +86,12 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size);
 uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size);
 /* Waits for a request of acpch_send/acpch_recv (bit 63 set). */
 size_t acpch_wait(uintptr_t request);
+
+/* The checksum of a slot written by a put: its header up to the checksum
+ * and n payload bytes (ml/ch SlotSum). */
+uint64_t acpch_slot_sum(const void *slot, uint64_t n);
+/* on: compute checksums by tables only, not by the CPU's instruction (for
+ * the test that compares both with Go's). */
+void acpch_checksum_by_tables(int on);
 
 #endif

@@ -204,10 +204,9 @@ type Channel struct {
 	spare []*Request
 
 	// sender
-	push  []*Request // sends (and then the free) whose slots are not all written
-	rdv   []*Request // rendezvous sends the receiver has not finished with
-	tail  uint64     // slots written
-	stage [slotCount]core.Handle
+	push []*Request // sends (and then the free) whose slots are not all written
+	rdv  []*Request // rendezvous sends the receiver has not finished with
+	tail uint64     // slots written (the puts from staging slots: stageAt)
 	// byReceipt: what the peer writes here lands only when a thread of ours
 	// receives it (core.ReceiptDriven; decided at creation).
 	byReceipt bool

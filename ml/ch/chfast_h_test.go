@@ -25,6 +25,8 @@ func TestChfastHeaderMatches(t *testing.T) {
 		"ACPCH_LOCK": fLock, "ACPCH_SEND_OK": fSendOK, "ACPCH_RECV_OK": fRecvOK, "ACPCH_HANDLE": fHandle,
 		"ACPCH_POS": fPos, "ACPCH_PUBLISHED": fPublished, "ACPCH_RING": fRing, "ACPCH_COUNT": fCount,
 		"ACPCH_SEEN": fSeen, "ACPCH_NEXT": fNext, "ACPCH_FILLED": fFilled, "ACPCH_PUB_AT": fPubAt,
+		"ACPCH_PUT_RING": fPutRing, "ACPCH_STAGE_GA": fStageGA, "ACPCH_STAGE_PTR": fStagePtr,
+		"ACPCH_STAGE": fStage, "ACPCH_SEND_IN_PLACE": sendInPlace, "ACPCH_SEND_BY_PUT": sendByPut,
 		"ACPCH_TABLE": fTable, "ACPCH_ENTRIES": fEntries, "ACPCH_ENTRY_SIZE": fEntrySize,
 		"ACPCH_FREE": eFree, "ACPCH_POSTED": ePosted, "ACPCH_DONE": eDone, "ACPCH_ADOPTED": eAdopted,
 		"ACPCH_SLOT_SIZE": slotSize, "ACPCH_SLOT_COUNT": slotCount, "ACPCH_HEADER_SIZE": headerSize,

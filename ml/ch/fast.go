@@ -15,12 +15,18 @@ import (
 // positions (slots written or taken, slots published); where the ring is;
 // whether C may act now; and a table of requests that C posted.
 //
-// C handles the common case, on channels whose sender writes the
-// receiver's ring with its own CPU (the ring is in memory mapped here):
-// sends that go through the ring (up to eagerMax, one to maxFillSlots
-// slots), written in place in the peer's ring when it has room for all of
-// them, and receives of messages that came in such slots, taken once all
-// of them landed. Everything else — a queued send, a rendezvous, a free,
+// C handles the common case: sends that go through the ring (up to
+// eagerMax, one to maxFillSlots slots) and receives of messages that came
+// in such slots, taken once all of them landed. A sender that maps the
+// receiver's ring (same node) writes the slots in place when the ring has
+// room for all of them. One that does not, over a transport whose puts land
+// without the receiver's CPU (ib), stages a message of one slot in its
+// staging slot, with the checksum, and puts it with the C fast path of
+// copies (capi/fastpath.c), whose handle the slot keeps until it is reused.
+// Receivers take slots written either way in C, checking the checksum of
+// those that came by puts, except over transports whose writes land only
+// when a thread receives them (udp): C spins on the ring without polling
+// the transports. Everything else — a queued send, a rendezvous, a free,
 // an error — is Go's. C requests that Go must take over (a receive
 // whose message is not for C) are adopted: Go posts them as ordinary
 // receives, in order, and C waits for them through Go.
@@ -39,10 +45,22 @@ const (
 	fNext      = 64  // uint64: C requests handed out (sequence of the table below; receiver: receives posted)
 	fFilled    = 72  // uint64: receiver: C receives matched with a message or adopted
 	fPubAt     = 80  // uint64: receiver: the sender's count record {value, check}, mapped here (0: publish through Go)
+	fPutRing   = 88  // uint64: sender: GA of the receiver's ring (sends by puts)
+	fStageGA   = 96  // uint64: sender: GA of our staging slots
+	fStagePtr  = 104 // uint64: sender: address of our staging slots
 	fTable     = 128 // fEntries × fEntrySize: C requests
 	fEntries   = 16
 	fEntrySize = 32 // handle u64, state u64, buf u64 (then n), size u64 (or the adopted Go handle)
-	fastSize   = fTable + fEntries*fEntrySize
+	// fStage: sender: per slot, the handle of the put that last wrote it
+	// from its staging slot (Go's and C's; 0: none, or seen complete).
+	fStage   = fTable + fEntries*fEntrySize
+	fastSize = fStage + slotCount*8
+)
+
+// What C may do on a sender's end (fSendOK).
+const (
+	sendInPlace = 1 // write the slots in the receiver's ring, mapped here
+	sendByPut   = 2 // stage a slot and put it (a message of one slot)
 )
 
 // Request entry states.
@@ -127,11 +145,22 @@ func (c *Channel) storeFast() {
 	broken := c.released || c.closing || c.lingering || c.err != nil
 	if c.role == segbuf.Source {
 		atomic.StoreUint64(c.fw(fPos), c.tail)
-		ok := !broken && c.direct != nil && len(c.push) == 0 && c.p.Connected()
-		if ok {
-			atomic.StoreUint64(c.fw(fRing), uint64(uintptr(c.direct)))
+		mode := uint32(0)
+		if !broken && len(c.push) == 0 && c.p.Connected() {
+			switch {
+			case c.direct != nil:
+				mode = sendInPlace
+				atomic.StoreUint64(c.fw(fRing), uint64(uintptr(c.direct)))
+			case c.directKnown && !c.byReceipt:
+				// A put lands by itself: C may post the slot and leave.
+				// Over udp it would wait for the receiver to take it in.
+				mode = sendByPut
+				atomic.StoreUint64(c.fw(fPutRing), uint64(c.p.RemoteBuf()))
+				atomic.StoreUint64(c.fw(fStageGA), uint64(c.ring.GA))
+				atomic.StoreUint64(c.fw(fStagePtr), uint64(uintptr(c.ring.Ptr)))
+			}
 		}
-		atomic.StoreUint32(c.fw32(fSendOK), b2u(ok))
+		atomic.StoreUint32(c.fw32(fSendOK), mode)
 		return
 	}
 	atomic.StoreUint64(c.fw(fPos), c.head)
@@ -143,7 +172,9 @@ func (c *Channel) storeFast() {
 		c.pubKnown = true
 		atomic.StoreUint64(c.fw(fPubAt), uint64(uintptr(c.p.PeerCountRecord())))
 	}
-	ok := c.inPlace && !broken && c.free == nil && len(c.recv) == 0 && !c.msgOn && c.get == nil && c.p.Connected()
+	// Slots that came by puts are C's too when they land by themselves
+	// (C checks their checksums); over udp C's spin would never see them.
+	ok := (c.inPlace || !c.byReceipt) && !broken && c.free == nil && len(c.recv) == 0 && !c.msgOn && c.get == nil && c.p.Connected()
 	atomic.StoreUint32(c.fw32(fRecvOK), b2u(ok))
 }
 
@@ -158,6 +189,10 @@ func b2u(b bool) uint32 {
 func (c *Channel) entry(i uint64) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Add(c.fast.Ptr, fTable+(i%fEntries)*fEntrySize)), 4)
 }
+
+// stageAt is the handle of the put that last wrote slot i from its staging
+// slot (sender). Called with the channel locked.
+func (c *Channel) stageAt(i uint64) *uint64 { return c.fw(fStage + uintptr(i%slotCount)*8) }
 
 // cPending reports whether C posted receives that no message filled yet.
 // Called with the channel locked.

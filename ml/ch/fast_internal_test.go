@@ -117,16 +117,18 @@ func channel01(e *core.Engine) (c *Channel, stop func(), err error) {
 	return c, stop, nil
 }
 
-// C takes receives only on a ring the sender writes in place: it spins on
-// the ring without polling the transports, and over a transport whose
-// data a thread must first receive (udp) it would wait for the progress
-// goroutine. Rings written by puts (memnet here) keep their receives in
-// Go; a ring written in place (shm) hands them to C after its first slot.
-func TestCReceivesOnlyFromRingsWrittenInPlace(t *testing.T) {
+// C takes receives unless a slot lands only when a thread of ours receives
+// it (udp): C spins on the ring without polling the transports, and would
+// wait for the progress goroutine there. Rings written by puts that land
+// by themselves (memnet here, ib) and rings written in place (shm) hand
+// them to C. A sender's C writes in place where it maps the ring, and puts
+// where a put lands by itself.
+func TestCTakesWhatLandsByItself(t *testing.T) {
 	for _, tr := range []struct {
 		transport string
-		inPlace   bool
-	}{{"memnet", false}, {"shm", true}} {
+		recvOK    bool
+		send      uint32
+	}{{"memnet", true, sendByPut}, {"shm", true, sendInPlace}, {"udp", false, 0}} {
 		t.Run(tr.transport, func(t *testing.T) {
 			w := coretest.NewWorld(t, 2, tr.transport, "size-smem-cl=1024")
 			w.Run(func(r int, e *core.Engine) error {
@@ -166,13 +168,14 @@ func TestCReceivesOnlyFromRingsWrittenInPlace(t *testing.T) {
 					if _, err := q.Wait(); err != nil {
 						return err
 					}
-					if r == 1 {
-						c.lock()
-						ok := atomic.LoadUint32(c.fw32(fRecvOK)) == 1
-						c.unlock()
-						if ok != tr.inPlace {
-							return fmt.Errorf("after message %d: C may take receives: %v, want %v", i, ok, tr.inPlace)
-						}
+					c.lock()
+					recvOK, send := atomic.LoadUint32(c.fw32(fRecvOK)) == 1, atomic.LoadUint32(c.fw32(fSendOK))
+					c.unlock()
+					if r == 1 && recvOK != tr.recvOK {
+						return fmt.Errorf("after message %d: C may take receives: %v, want %v", i, recvOK, tr.recvOK)
+					}
+					if r == 0 && send != tr.send {
+						return fmt.Errorf("after message %d: C may send: %d, want %d", i, send, tr.send)
 					}
 				}
 				return nil

@@ -67,6 +67,10 @@ func (c *Channel) lingerSend() bool {
 	}
 	changed := false
 	if !c.p.Disconnected() {
+		// The notice goes after every slot, those C put too.
+		for i := uint64(0); i < slotCount; i++ {
+			c.p.Note(core.Handle(*c.stageAt(i)))
+		}
 		if err := c.p.Disconnect(); err != nil {
 			c.fail(fmt.Errorf("%s: cannot disconnect: %v", c.name(), err))
 			return true
@@ -87,12 +91,12 @@ func (c *Channel) slotFree() bool {
 	if c.tail-c.p.Count() >= slotCount {
 		return false
 	}
-	i := c.tail % slotCount
-	if h := c.stage[i]; h != core.HandleNull {
+	st := c.stageAt(c.tail)
+	if h := core.Handle(*st); h != core.HandleNull {
 		if c.l.e.Inquire(h) {
 			return false
 		}
-		c.stage[i] = core.HandleNull
+		*st = uint64(core.HandleNull)
 	}
 	return true
 }
@@ -113,7 +117,7 @@ func (c *Channel) writeSlot(h header, payload unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	c.stage[i] = hd
+	*c.stageAt(i) = uint64(hd)
 	c.p.Note(hd)
 	c.tail++
 	return nil

@@ -296,3 +296,12 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 	}
 	return h, true
 }
+
+// SlotSum is the checksum of a slot written by a put: over its header up
+// to the checksum and its first n payload bytes. capi/chfast.c writes and
+// checks slots with its own code for it; its test compares the two.
+func SlotSum(slot []byte, n uint64) uint64 {
+	return slotSums.sum(slot[:hSum], slot[headerSize:headerSize+n])
+}
+
+var slotSums = newChecksummer()
