@@ -378,6 +378,28 @@ static int landed_message(char *ring, uint64_t head, uint64_t *total, uint64_t *
     return 1;
 }
 
+/* Releases slots up to head with a put of {head, check} into the sender's
+ * record (segbuf Pair.flush), where Go says where it is (over ib); returns
+ * 0 when Go must release them. Each release follows the one before,
+ * Go's or ours (ACPCH_PUB_LAST), so that the record ends with the largest
+ * count; the staged bytes are written only once the put before, which may
+ * still read them, completed. */
+static int release_by_put(char *f, uint64_t head)
+{
+    acp_ga_t remote = (acp_ga_t)*U64(f, ACPCH_PUB_REMOTE);
+    acp_handle_t last = (acp_handle_t)*U64(f, ACPCH_PUB_LAST);
+    if (remote == 0 || (last != 0 && !acpfast_test(NULL, last)))
+        return 0;
+    uint64_t *st = U64(f, ACPCH_PUB_STAGE);
+    st[0] = head;
+    st[1] = count_check(head);
+    acp_handle_t h = acpfast_lib_copy(NULL, remote, (acp_ga_t)*U64(f, ACPCH_PUB_STAGE_GA), 16, last);
+    if (h == ACP_HANDLE_NULL)
+        return 0;
+    *U64(f, ACPCH_PUB_LAST) = (uint64_t)h;
+    return 1;
+}
+
 /* fill takes landed messages of up to ACPCH_MAX_SLOTS ordered slots into
  * the receives C posted, in order, once all of a message's slots are there
  * (the ring always has room for them: the receiver releases slots when
@@ -429,6 +451,8 @@ static int fill(char *f, int *publish)
         if (rec != NULL) {
             STORE(&rec[0], head);
             STORE(&rec[1], count_check(head));
+            *U64(f, ACPCH_PUBLISHED) = head;
+        } else if (release_by_put(f, head)) {
             *U64(f, ACPCH_PUBLISHED) = head;
         } else {
             *publish = 1;

@@ -39,6 +39,10 @@
 #define ACPCH_ENTRIES    16
 #define ACPCH_ENTRY_SIZE 32
 #define ACPCH_STAGE      640
+#define ACPCH_PUB_REMOTE    704
+#define ACPCH_PUB_STAGE_GA  712
+#define ACPCH_PUB_LAST      720
+#define ACPCH_PUB_STAGE     728
 
 /* What a sender's C may do (ACPCH_SEND_OK, ml/ch/fast.go). */
 #define ACPCH_SEND_IN_PLACE 1

@@ -312,13 +312,16 @@ static int empty_end_ok(char *f, const acpf_end *at, const void *p)
     return p != NULL || at->rank != (int)LOAD(U32(f, ACPF_ME));
 }
 
-acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
+/* lib: the library's own starter memory (the communication library's,
+ * the engine's) may be an end too; a program's copies may not touch it. */
+static acp_handle_t copy_ends(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order, int lib)
 {
     char *f = state_of(state);
     if (f == NULL || !ready(f, order))
         return ACP_HANDLE_NULL;
     acpf_end da, sa;
-    int dok = program_end_of(f, dst, &da), sok = program_end_of(f, src, &sa);
+    int dok = lib ? end_of(f, dst, &da) : program_end_of(f, dst, &da);
+    int sok = lib ? end_of(f, src, &sa) : program_end_of(f, src, &sa);
     int dst_starter = dok && is_starter(&da), src_starter = sok && is_starter(&sa);
     void *d = dst_starter ? reach_at(f, &da, size) : NULL, *s = src_starter ? reach_at(f, &sa, size) : NULL;
     /* Zero bytes: nothing to move, and the handle is complete at once, as
@@ -349,6 +352,16 @@ acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, 
     }
     acpfast_move(d, s, size);
     return completed(f);
+}
+
+acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
+{
+    return copy_ends(state, dst, src, size, order, 0);
+}
+
+acp_handle_t acpfast_lib_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order)
+{
+    return copy_ends(state, dst, src, size, order, 1);
 }
 
 /* Operation numbers of core.AtomicOp: odd = 4 bytes, even = 8 bytes. */

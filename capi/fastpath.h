@@ -70,6 +70,9 @@ int acpfast_vector_copy(void *d, const void *s, size_t n);
 /* Each returns a completed handle, or ACP_HANDLE_NULL: take the ordinary
  * path (which also reports errors). state NULL means the process-wide one. */
 acp_handle_t acpfast_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order);
+/* acpfast_copy for the library's own copies, whose ends may be in its
+ * own starter memory too (a channel's release of slots). */
+acp_handle_t acpfast_lib_copy(void *state, acp_ga_t dst, acp_ga_t src, size_t size, acp_handle_t order);
 acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uint64_t a, uint64_t b, acp_handle_t order);
 
 /* 1 when every operation up to handle is complete (nothing to wait for),

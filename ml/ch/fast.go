@@ -53,8 +53,16 @@ const (
 	fEntrySize = 32 // handle u64, state u64, buf u64 (then n), size u64 (or the adopted Go handle)
 	// fStage: sender: per slot, the handle of the put that last wrote it
 	// from its staging slot (Go's and C's; 0: none, or seen complete).
-	fStage   = fTable + fEntries*fEntrySize
-	fastSize = fStage + slotCount*8
+	fStage = fTable + fEntries*fEntrySize
+	// Receiver, releases by puts (C's, over ib): the GA of the sender's
+	// count record (0: C leaves releases to Go), the GA of the 16 bytes
+	// staged for the put, the latest release's handle (Go's or C's; each
+	// follows it), and the staged {value, check}.
+	fPubRemote  = fStage + slotCount*8
+	fPubStageGA = fPubRemote + 8
+	fPubLast    = fPubStageGA + 8
+	fPubStage   = fPubLast + 8
+	fastSize    = fPubStage + 16
 )
 
 // What C may do on a sender's end (fSendOK).
@@ -122,6 +130,8 @@ func (c *Channel) loadFast() {
 	} else {
 		c.head = atomic.LoadUint64(c.fw(fPos))
 		c.published = atomic.LoadUint64(c.fw(fPublished))
+		// A disconnect notice goes after C's releases too.
+		c.p.Note(core.Handle(*c.fw(fPubLast)))
 	}
 }
 
@@ -171,6 +181,13 @@ func (c *Channel) storeFast() {
 		// reads as any publication (the largest value whose check holds).
 		c.pubKnown = true
 		atomic.StoreUint64(c.fw(fPubAt), uint64(uintptr(c.p.PeerCountRecord())))
+		if c.p.PeerCountRecord() == nil && !c.byReceipt {
+			atomic.StoreUint64(c.fw(fPubRemote), uint64(c.p.PeerCountGA()))
+			atomic.StoreUint64(c.fw(fPubStageGA), uint64(c.fast.GA)+fPubStage)
+		}
+	}
+	if h := uint64(c.p.LastPublication()); h > *c.fw(fPubLast) {
+		*c.fw(fPubLast) = h
 	}
 	// Slots that came by puts are C's too when they land by themselves
 	// (C checks their checksums); over udp C's spin would never see them.

@@ -371,7 +371,7 @@ func (c *Channel) finishRecv() (changed bool) {
 	}
 	c.force = true
 	c.publish(false, false)
-	if c.head == c.published && c.p.Idle() {
+	if c.head == c.published && c.p.Idle() && !c.l.e.Inquire(core.Handle(*c.fw(fPubLast))) {
 		// The sender learns that every slot is released once our last
 		// count lands; after that neither side touches the other.
 		c.release()
@@ -404,7 +404,9 @@ func (c *Channel) publish(background, caughtUp bool) bool {
 			return false
 		}
 	}
-	c.p.Publish(c.head, core.HandleNull, false)
+	// After C's latest release, if it made one: the sender's record must
+	// end with the largest count.
+	c.p.Publish(c.head, core.Handle(*c.fw(fPubLast)), false)
 	c.published = c.head
 	c.force, c.heldBack = false, false
 	return true

@@ -172,6 +172,15 @@ func (p *Pair) CountRecord() unsafe.Pointer { return unsafe.Pointer(p.ctl.word(c
 // does, with two stores.
 func (p *Pair) PeerCountRecord() unsafe.Pointer { return p.pubAt }
 
+// PeerCountGA is the GA of the peer's record of our count, for a
+// publication that another path of this process puts there (ml/ch's C
+// path); LastPublication is our latest publication's handle, which such a
+// put must follow, and Publish's order makes ours follow it.
+func (p *Pair) PeerCountGA() core.GA { return p.remoteCtl + ctlCount }
+
+// LastPublication: see PeerCountGA.
+func (p *Pair) LastPublication() core.Handle { return p.pubLast }
+
 // established marks the pair connected, once the peer's control block is
 // known.
 func (p *Pair) established() {
