@@ -130,8 +130,6 @@ func (c *Channel) loadFast() {
 	} else {
 		c.head = atomic.LoadUint64(c.fw(fPos))
 		c.published = atomic.LoadUint64(c.fw(fPublished))
-		// A disconnect notice goes after C's releases too.
-		c.p.Note(core.Handle(*c.fw(fPubLast)))
 	}
 }
 
@@ -162,12 +160,11 @@ func (c *Channel) storeFast() {
 				mode = sendInPlace
 				atomic.StoreUint64(c.fw(fRing), uint64(uintptr(c.direct)))
 			case c.directKnown && !c.byReceipt:
-				// A put lands by itself: C may post the slot and leave.
-				// Over udp it would wait for the receiver to take it in.
+				// A put lands by itself: C may post the slot and leave
+				// (progressSend gave it the ring's and the staging slots'
+				// places). Over udp it would wait for the receiver to take
+				// it in.
 				mode = sendByPut
-				atomic.StoreUint64(c.fw(fPutRing), uint64(c.p.RemoteBuf()))
-				atomic.StoreUint64(c.fw(fStageGA), uint64(c.ring.GA))
-				atomic.StoreUint64(c.fw(fStagePtr), uint64(uintptr(c.ring.Ptr)))
 			}
 		}
 		atomic.StoreUint32(c.fw32(fSendOK), mode)

@@ -15,6 +15,13 @@ func (c *Channel) progressSend() (changed bool) {
 	if !c.directKnown && c.p.Connected() {
 		c.directKnown = true
 		c.direct = c.l.e.Direct(c.p.RemoteBuf(), ringSize)
+		if c.direct == nil {
+			// Where C sends by puts (storeFast): from our staging slots
+			// into the receiver's ring.
+			*c.fw(fPutRing) = uint64(c.p.RemoteBuf())
+			*c.fw(fStageGA) = uint64(c.ring.GA)
+			*c.fw(fStagePtr) = uint64(uintptr(c.ring.Ptr))
+		}
 	}
 	released := c.p.Count()
 	for len(c.rdv) > 0 && released >= c.rdv[0].seq {
