@@ -185,3 +185,9 @@ func stateStarterGA(f unsafe.Pointer, rank int) (core.GA, bool) {
 	ok := C.acpfast_starter_ga(f, C.int(rank), &ga) != 0
 	return core.GA(ga), ok
 }
+
+// fastOpDoneIn is acpfast_op_done on the fast state at f (its test builds
+// one by hand).
+func fastOpDoneIn(f unsafe.Pointer, h core.Handle) bool {
+	return C.acpfast_op_done(f, C.acp_handle_t(h)) != 0
+}

@@ -551,6 +551,34 @@ static int wait_for(void *state, acp_handle_t h, int once)
 
 int acpfast_test(void *state, acp_handle_t h) { return wait_for(state, h, 1); }
 
+/* The flag of h's slot is h's own while the done mark is short of h:
+ * h - depth was swept (its flag cleared) before the mark passed it, which
+ * it did before h could be issued, and h + depth cannot be issued before
+ * the mark passes h. A flag read after the mark moved past h may be h +
+ * depth's, but then h is complete all the same. */
+static int op_done(char *f, int64_t h)
+{
+    if (h <= LOAD(I64(f, ACPF_DONE)))
+        return 1;
+    if (h > LOAD(I64(f, ACPF_ISSUED)))
+        return 0;
+    return LOAD(&done_flags(f)[(uint64_t)h % LOAD(U32(f, ACPF_DEPTH))]) != 0;
+}
+
+int acpfast_op_done(void *state, acp_handle_t h)
+{
+    char *f = state_of(state);
+    if (f == NULL || h <= 0)
+        return 0;
+    if (op_done(f, h))
+        return 1;
+    acpf_remote *r = remote(f);
+    if (r == NULL)
+        return 0;
+    poll_remote(f, r);
+    return op_done(f, h);
+}
+
 int acpfast_wait(void *state, acp_handle_t h) { return wait_for(state, h, 0); }
 
 static uint64_t now_ns(void)

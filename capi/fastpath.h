@@ -82,6 +82,15 @@ acp_handle_t acpfast_atomic(void *state, int op, acp_ga_t dst, acp_ga_t src, uin
 int acpfast_test(void *state, acp_handle_t handle);
 int acpfast_wait(void *state, acp_handle_t handle);
 
+/* 1 when the operation of handle itself completed, whatever ran before it
+ * (its done flag, or the done mark past it), after looking once for
+ * finished operations of a transport's C code; 0 otherwise, also for
+ * handles never issued. For the library's own reuse of memory that one
+ * operation read (a channel's staging slot), which must not wait for
+ * unrelated operations issued earlier: those may be the Go side's, seen
+ * complete only when its progress runs. */
+int acpfast_op_done(void *state, acp_handle_t handle);
+
 /* acp_sync when nothing is outstanding and the barrier is a store and a
  * wait in memory mapped here (one host, hierarchical barrier). Returns 0
  * when the barrier is over; -1 when the ordinary path must run it (nothing

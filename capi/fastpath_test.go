@@ -36,6 +36,30 @@ func TestConformanceThroughFastPathUDP(t *testing.T) {
 
 // The C path must actually take the operations it can: own and mapped
 // starter memory; not registered memory or what it cannot map.
+// acpfast_op_done reads a handle's own done flag while the done mark is
+// short of it (core's TestOpDoneIgnoresEarlierOperations runs the same
+// rule through Go's queue): a fast state built by hand, 8 slots, handles
+// 6..10 in flight and 7 and 9 finished.
+func TestFastOpDoneReadsOneHandle(t *testing.T) {
+	const depth = 8
+	flagsAt := 512 + 4096*48 // fastTable + fastMaxWindow*fastEntrySize
+	mem := make([]uint64, (flagsAt+4*depth)/8)
+	f := unsafe.Pointer(&mem[0])
+	u64 := func(off int) *uint64 { return (*uint64)(unsafe.Add(f, off)) }
+	u32 := func(off int) *uint32 { return (*uint32)(unsafe.Add(f, off)) }
+	*u32(192) = 1 // enabled
+	*u32(240) = depth
+	*u64(64) = 10 // issued
+	*u64(128) = 5 // done
+	*u32(flagsAt + 4*(7%depth)) = 1
+	*u32(flagsAt + 4*(9%depth)) = 1
+	for h, want := range map[core.Handle]bool{1: true, 5: true, 6: false, 7: true, 8: false, 9: true, 10: false, 11: false, 0: false, -3: false} {
+		assert.Equal(t, want, fastOpDoneIn(f, h), "handle %d", h)
+	}
+	*u32(192) = 0
+	assert.False(t, fastOpDoneIn(f, 7), "a disabled fast state knows nothing")
+}
+
 func TestFastPathTakesDirectMemory(t *testing.T) {
 	w := coretest.NewWorld(t, 2, "shm")
 	e := w.Engines[0]

@@ -413,6 +413,34 @@ func (e *Engine) Inquire(h Handle) bool {
 	return q.done.Load() < target
 }
 
+// OpDone reports whether the operation of h itself completed, whatever
+// ran before it: the library's reuse of memory that one of its operations
+// read (a staging slot), or a put that must land after one other, needs
+// no more, and operations issued before it may be slow to be seen
+// complete (another thread's, found by its progress). It polls once, as
+// Inquire does. NULL and never-issued handles are complete.
+func (e *Engine) OpDone(h Handle) bool {
+	q := &e.q
+	if h <= 0 || int64(h) > q.issued.Load() {
+		return true
+	}
+	if q.opDone(int64(h)) {
+		return true
+	}
+	e.poll()
+	return q.opDone(int64(h))
+}
+
+// opDone: the done flag of h's slot is h's own while the done mark is
+// short of h (h - depth was swept before the mark passed it, which it did
+// before h could be issued; h + depth cannot be issued before the mark
+// passes h). A flag read after the mark moved past h may be h + depth's,
+// and h is complete then all the same. capi/fastpath.c's op_done is the
+// same test.
+func (q *queue) opDone(h int64) bool {
+	return h <= q.done.Load() || atomic.LoadUint32(q.fast.flag(h)) != 0
+}
+
 // Progress polls the transports once, as a wait does between its checks,
 // and reports whether that found work. A thread that waits for memory a
 // peer writes (a channel's ring) calls it: over a transport whose data

@@ -99,6 +99,49 @@ func TestHandlesCompleteInOrder(t *testing.T) {
 	e.Complete(h2)
 }
 
+// OpDone looks at one operation: an operation whose predecessors are still
+// in flight is done by itself, and a done flag left in a slot is never
+// taken for the operation that reuses the slot later.
+func TestOpDoneIgnoresEarlierOperations(t *testing.T) {
+	*manual = manualNet{}
+	s := NewSettings(BaseSettings)
+	require.NoError(t, s.Set("transports", "manual", "test"))
+	require.NoError(t, s.Set("queue-depth", "4", "test"))
+	e, err := New(Config{Settings: s, Exchanger: pairExchanger{}})
+	require.NoError(t, err)
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+
+	h1, _ := e.Copy(peer, me, 8, HandleNull)      // waits for the transport
+	h2, _ := e.Copy(peer+8, me, 8, HandleNull)    // waits too
+	h3, _ := e.Copy(me+64, me+128, 8, HandleNull) // local: done inline
+	assert.False(t, e.OpDone(h1))
+	assert.False(t, e.OpDone(h2))
+	assert.True(t, e.OpDone(h3), "done, though h1 and h2 before it are not")
+	assert.True(t, e.Inquire(h3), "Inquire waits for those too")
+	assert.True(t, e.OpDone(HandleNull))
+	assert.True(t, e.OpDone(h3+100), "never issued")
+
+	manual.finish(1, nil) // h2
+	assert.True(t, e.OpDone(h2))
+	assert.False(t, e.OpDone(h1))
+	manual.finish(0, nil) // h1: the mark passes h3
+	assert.True(t, e.OpDone(h1))
+
+	// h5 takes h1's slot again (depth 4), h6 h2's: their flags are theirs.
+	h4, _ := e.Copy(me+64, me+128, 8, HandleNull)
+	h5, _ := e.Copy(peer+16, me, 8, HandleNull)
+	h6, _ := e.Copy(me+64, me+128, 8, HandleNull)
+	require.Equal(t, h1+4, h5)
+	assert.True(t, e.OpDone(h4))
+	assert.False(t, e.OpDone(h5), "h1's slot, h1 done long ago")
+	assert.True(t, e.OpDone(h6))
+	assert.True(t, e.OpDone(h1))
+	manual.finish(2, nil) // h5
+	assert.True(t, e.OpDone(h5))
+	assert.False(t, e.Inquire(h6))
+}
+
 func TestOrderDelaysStart(t *testing.T) {
 	e := newManualEngine(t)
 	me, _ := e.StarterGA(0)

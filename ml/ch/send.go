@@ -93,14 +93,14 @@ func (c *Channel) lingerSend() bool {
 
 // slotFree reports whether the next slot may be written: the receiver has
 // released it, and the put that last wrote it from our staging slot is
-// complete.
+// complete (that one alone, as in C: see core Engine.OpDone).
 func (c *Channel) slotFree() bool {
 	if c.tail-c.p.Count() >= slotCount {
 		return false
 	}
 	st := c.stageAt(c.tail)
 	if h := core.Handle(*st); h != core.HandleNull {
-		if c.l.e.Inquire(h) {
+		if !c.l.e.OpDone(h) {
 			return false
 		}
 		*st = uint64(core.HandleNull)

@@ -160,6 +160,10 @@ func (l *Lib) Free(b Block) { l.mem.free(b) }
 // completed, polling the transports once if not.
 func (l *Lib) done(h core.Handle) bool { return !l.e.Inquire(h) }
 
+// opDone reports whether the operation of h completed, whatever ran
+// before it (core Engine.OpDone).
+func (l *Lib) opDone(h core.Handle) bool { return l.e.OpDone(h) }
+
 // Stop ends the library (acp_finalize, acp_reset); collective. Endpoints
 // keep progressing until every process got here and nothing more can
 // happen anywhere: requests that were posted but never waited on finish if

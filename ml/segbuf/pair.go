@@ -375,8 +375,12 @@ func (p *Pair) flush() bool {
 	if !p.connected || p.pubVal == p.pubSent || p.err != nil {
 		return false
 	}
-	if p.pubAt != nil && (p.pubLast == core.HandleNull || p.l.done(p.pubLast)) &&
-		(p.pubOrder == core.HandleNull || p.l.done(p.pubOrder)) {
+	// A publication follows the one before (ours, and the latest of the C
+	// side's: pubOrder), so that the record ends with the largest count.
+	// Those two alone: operations issued before them need not be seen
+	// complete, which may take another thread's progress.
+	lastDone := p.l.opDone(p.pubLast) && p.l.opDone(p.pubOrder)
+	if p.pubAt != nil && lastDone {
 		// Two stores into the peer's record, which a put would do too but
 		// through the engine: nothing of ours is in flight that this one
 		// must follow (or that could land after it with an older value).
@@ -387,13 +391,17 @@ func (p *Pair) flush() bool {
 		return true
 	}
 	i := p.pubN % pubRecords
-	if h := p.pubH[i]; h != core.HandleNull && !p.l.done(h) {
+	if h := p.pubH[i]; h != core.HandleNull && !p.l.opDone(h) {
 		return false
 	}
 	off := uint64(ctlPubStage + 16*i)
 	atomic.StoreUint64(p.ctl.word(off), p.pubVal)
 	atomic.StoreUint64(p.ctl.word(off+8), countCheck(p.pubVal))
-	h, err := p.l.e.Copy(p.remoteCtl+ctlCount, p.ctl.GA+core.GA(off), 16, max(p.pubOrder, p.pubLast))
+	order := core.HandleNull
+	if !lastDone {
+		order = max(p.pubOrder, p.pubLast)
+	}
+	h, err := p.l.e.Copy(p.remoteCtl+ctlCount, p.ctl.GA+core.GA(off), 16, order)
 	if err != nil {
 		p.fail(fmt.Errorf("cannot publish a count to rank %d: %v", p.peer, err))
 		return false
