@@ -150,6 +150,10 @@ type endpoint struct {
 	served atomic.Uint64
 
 	idleWait time.Duration // the progress goroutine's longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
+	// deaf: the progress goroutine sleeps with events for solicited
+	// messages only, so the completion of an operation the Go side posts
+	// now would raise none (wakeIdle).
+	deaf atomic.Bool
 
 	fatalOnce sync.Once
 	closed    atomic.Bool
@@ -428,9 +432,14 @@ func (e *endpoint) Poll() bool {
 }
 
 // wakeIdle ends a long sleep of the progress goroutine: an operation was
-// issued that it must see complete if the application does not wait.
+// issued that it must see complete if the application does not wait. A
+// sleep with work of the C side's in flight is long too (timerPeriod), and
+// deaf to this operation's completion until the goroutine arms the queue
+// for it: a channel's release of slots, posted by Go and awaited by no
+// one, stayed unseen for tens of milliseconds while the C side's later
+// operations completed, and so did whatever waited for it.
 func (e *endpoint) wakeIdle() {
-	if e.idleSleep.Load() != 0 {
+	if e.idleSleep.Load() != 0 || e.deaf.Load() {
 		core.SignalEventfd(e.wakeFD)
 	}
 }
@@ -590,10 +599,16 @@ func (e *endpoint) progressLoop() {
 		// the application issued or polled since the last sleep: the
 		// long sleep would have every operation wake it (a system call
 		// for the issuer, a thread switch here).
+		// Announced before busy is read, as idleSleep: an operation
+		// enqueued after that reading finds them set.
 		e.idleSleep.Store(1)
+		e.deaf.Store(true)
 		e.mu.Lock()
 		busy := len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
 		e.mu.Unlock()
+		if busy {
+			e.deaf.Store(false)
+		}
 		wait := e.idleWait
 		app := e.appPolls.Load()
 		active := app != seenAtSleep
@@ -607,6 +622,7 @@ func (e *endpoint) progressLoop() {
 		}
 		if e.progress() {
 			e.idleSleep.Store(0)
+			e.deaf.Store(false)
 			if e.servedSince(&servedSeen) {
 				gate.Worked(time.Now())
 			}
@@ -615,6 +631,7 @@ func (e *endpoint) progressLoop() {
 		}
 		e.takeEvents(e.events.wait(wait))
 		e.idleSleep.Store(0)
+		e.deaf.Store(false)
 	}
 }
 
