@@ -262,9 +262,12 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
     if (mode == ACPCH_SEND_BY_PUT) {
         /* The staging slot is free once the put that last wrote it from
          * there completed (send.go slotFree); when that is not known here,
-         * Go decides. */
+         * Go decides. That put alone: operations issued before it may be
+         * Go's (a release of slots), which only Go's progress sees
+         * complete, and waiting for those handed every send for a while to
+         * Go. */
         uint64_t *stage = U64(f, ACPCH_STAGE + (tail % ACPCH_SLOT_COUNT) * 8);
-        if (k != 1 || (*stage != 0 && !acpfast_test(NULL, (acp_handle_t)*stage)))
+        if (k != 1 || (*stage != 0 && !acpfast_op_done(NULL, (acp_handle_t)*stage)))
             goto out;
         acp_handle_t put = put_slot(f, tail, buf, size);
         if (put == ACP_HANDLE_NULL)
@@ -380,20 +383,20 @@ static int landed_message(char *ring, uint64_t head, uint64_t *total, uint64_t *
 
 /* Releases slots up to head with a put of {head, check} into the sender's
  * record (segbuf Pair.flush), where Go says where it is (over ib); returns
- * 0 when Go must release them. Each release follows the one before,
- * Go's or ours (ACPCH_PUB_LAST), so that the record ends with the largest
- * count; the staged bytes are written only once the put before, which may
- * still read them, completed. */
+ * 0 when Go must release them. Each release starts once the one before,
+ * Go's or ours (ACPCH_PUB_LAST), completed, so that the record ends with
+ * the largest count, and the staged bytes are written only once the put
+ * before, which may read them, is done. That put alone: see acpch_send. */
 static int release_by_put(char *f, uint64_t head)
 {
     acp_ga_t remote = (acp_ga_t)*U64(f, ACPCH_PUB_REMOTE);
     acp_handle_t last = (acp_handle_t)*U64(f, ACPCH_PUB_LAST);
-    if (remote == 0 || (last != 0 && !acpfast_test(NULL, last)))
+    if (remote == 0 || (last != 0 && !acpfast_op_done(NULL, last)))
         return 0;
     uint64_t *st = U64(f, ACPCH_PUB_STAGE);
     st[0] = head;
     st[1] = count_check(head);
-    acp_handle_t h = acpfast_lib_copy(NULL, remote, (acp_ga_t)*U64(f, ACPCH_PUB_STAGE_GA), 16, last);
+    acp_handle_t h = acpfast_lib_copy(NULL, remote, (acp_ga_t)*U64(f, ACPCH_PUB_STAGE_GA), 16, ACP_HANDLE_NULL);
     if (h == ACP_HANDLE_NULL)
         return 0;
     *U64(f, ACPCH_PUB_LAST) = (uint64_t)h;
@@ -470,11 +473,31 @@ static uint64_t now_ns(void)
 
 /* segbuf's wait: this long in all before Go's sleeping wait takes over. */
 #define SPIN_FOR 1000000
+/* A spinning wait runs a pass of Go's background progress this often
+ * (the goroutine stays away meanwhile: other channels' queued work goes
+ * on). */
+#define PASS_EVERY 250000
+
+static int32_t waiting;
+
+int32_t acpch_waiting(void) { return __atomic_load_n(&waiting, __ATOMIC_RELAXED); }
+
+static size_t wait_request(uintptr_t h, int *counted);
 
 size_t acpch_wait(uintptr_t h)
 {
+    int counted = 0;
+    size_t n = wait_request(h, &counted);
+    if (counted)
+        __atomic_sub_fetch(&waiting, 1, __ATOMIC_RELAXED);
+    return n;
+}
+
+/* acpch_wait; *counted is set once the wait counts in waiting. */
+static size_t wait_request(uintptr_t h, int *counted)
+{
     uint64_t idx = (h >> 31) & 0xffff, gen = (h >> 47) & 0xffff, q = h & 0x7fffffff;
-    uint64_t spin = acpfast_spin(), start = 0;
+    uint64_t spin = acpfast_spin(), start = 0, pass = PASS_EVERY;
     for (uint32_t i = 1;; i++) {
         char *f = __atomic_load_n(&blocks[idx], __ATOMIC_ACQUIRE);
         if (f == NULL)
@@ -519,8 +542,11 @@ size_t acpch_wait(uintptr_t h)
         unlock(f);
         if (publish)
             goacp_ch_publish(ch);
-        if (start == 0)
+        if (start == 0) {
             start = now_ns();
+            *counted = 1;
+            __atomic_add_fetch(&waiting, 1, __ATOMIC_RELAXED);
+        }
         /* Busy for the engine's spin time, then yielding now and then,
          * then Go's wait, which sleeps (segbuf Wait). */
         if (!adopt && (i & 31) == 0) {
@@ -529,6 +555,10 @@ size_t acpch_wait(uintptr_t h)
                 adopt = 1;
             else if (waited >= spin)
                 sched_yield();
+            if (!adopt && waited >= pass) {
+                goacp_ch_pass();
+                pass = waited + PASS_EVERY;
+            }
         }
         if (adopt)
             goacp_ch_adopt(ch);

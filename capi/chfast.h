@@ -90,6 +90,9 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size);
 uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size);
 /* Waits for a request of acpch_send/acpch_recv (bit 63 set). */
 size_t acpch_wait(uintptr_t request);
+/* The number of threads spinning in acpch_wait now: Go's background
+ * progress stays away meanwhile (segbuf SetOutsideWaits). */
+int32_t acpch_waiting(void);
 
 /* The checksum of a slot written by a put: its header up to the checksum
  * and n payload bytes (ml/ch SlotSum). */

@@ -61,6 +61,7 @@ func startCL(e *core.Engine) error {
 		return err
 	}
 	C.acpch_copy_by_movsb(b2i(ch.RingCopyByMovsb()))
+	seg.SetOutsideWaits(func() int32 { return int32(C.acpch_waiting()) })
 	clState.Store(&clLib{seg: seg, ch: ch.New(seg)})
 	return nil
 }
@@ -161,6 +162,16 @@ func goacp_ch_adopt(h C.uint64_t) {
 func goacp_ch_publish(h C.uint64_t) {
 	if c := chans.get(C.uintptr_t(h)); c != nil {
 		c.Publish()
+	}
+}
+
+// goacp_ch_pass runs a pass of the communication library's background
+// progress for a wait of the C fast path, which keeps that goroutine away.
+//
+//export goacp_ch_pass
+func goacp_ch_pass() {
+	if l := clState.Load(); l != nil {
+		l.seg.Pass()
 	}
 }
 

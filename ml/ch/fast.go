@@ -128,7 +128,11 @@ func (c *Channel) loadFast() {
 	if c.role == segbuf.Source {
 		c.tail = atomic.LoadUint64(c.fw(fPos))
 	} else {
-		c.head = atomic.LoadUint64(c.fw(fPos))
+		// Slots C took count as taken now for the idle release (publish).
+		if h := atomic.LoadUint64(c.fw(fPos)); h != c.head {
+			c.head = h
+			c.lastTake = nanotime()
+		}
 		c.published = atomic.LoadUint64(c.fw(fPublished))
 	}
 }

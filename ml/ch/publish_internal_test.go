@@ -2,6 +2,7 @@ package ch
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -181,4 +182,63 @@ func sendWait(c *Channel, p unsafe.Pointer, n int) error {
 		}
 	}
 	return nil
+}
+
+// A receiver whose C receives wait has taken every slot that landed: no
+// idle release then (its sender has room), but once the receive is filled
+// and the end goes idle, the count goes out.
+func TestNoIdleReleaseWhileCReceivesWait(t *testing.T) {
+	onChannel(t, func(r int, e *core.Engine, c *Channel, p unsafe.Pointer) error {
+		if r == 0 {
+			if err := sendWait(c, p, 3); err != nil {
+				return err
+			}
+			if err := e.Sync(); err != nil { // the receiver took them and posted in C
+				return err
+			}
+			return sendWait(c, p, 1)
+		}
+		for i := 0; i < 3; i++ {
+			q, err := c.Recv(p, 100)
+			if err == nil {
+				_, err = q.Wait()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		// A receive posted the way C does.
+		c.lock()
+		before := c.published
+		ent := c.entry(*c.fw(fNext))
+		ent[0], ent[2], ent[3] = uint64(1)<<63, uint64(uintptr(p)), 100
+		atomic.StoreUint64(&ent[1], ePosted)
+		*c.fw(fNext)++
+		c.unlock()
+		time.Sleep(10 * idleRelease)
+		c.lock()
+		c.progress(true)
+		published, head := c.published, c.head
+		c.unlock()
+		if err := e.Sync(); err != nil { // the sender goes on either way
+			return err
+		}
+		if published != before || head != 3 {
+			return fmt.Errorf("%d slots taken, %d published (%d before) while a C receive waits; want none released at idle", head, published, before)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c.lock()
+			c.progress(true)
+			state, published, head := atomic.LoadUint64(&ent[1]), c.published, c.head
+			c.unlock()
+			if state == eDone && head == 4 && published == 4 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("receive state %d, %d slots taken, %d published; want all 4 released once idle", state, head, published)
+			}
+			time.Sleep(idleRelease / 4)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -395,4 +396,46 @@ func TestWaitCountsAsPolling(t *testing.T) {
 		require.False(t, cw.polled[i] && !cw.polled[i-1], "step %d polls again after the wait slept", i)
 	}
 	require.False(t, e.Polled(), "after the wait")
+}
+
+// busyPoller always has work and counts the passes over it.
+type busyPoller struct {
+	background, foreground atomic.Int32
+}
+
+func (p *busyPoller) Progress(background bool) (changed, pending bool) {
+	if background {
+		p.background.Add(1)
+	} else {
+		p.foreground.Add(1)
+	}
+	return false, true
+}
+
+func (p *busyPoller) Abandon() {}
+
+// While a thread waits outside Wait (SetOutsideWaits), the background
+// goroutine leaves the endpoints to it; Pass is its pass. When it stops
+// waiting, the goroutine goes on.
+func TestOutsideWaitKeepsBackgroundAway(t *testing.T) {
+	w := newWorld(t, 1)
+	defer w.close()
+	l := w.libs[0]
+	var outside atomic.Int32
+	outside.Store(1)
+	l.SetOutsideWaits(outside.Load)
+	p := &busyPoller{}
+	l.Add(p)
+	defer l.Remove(p)
+
+	time.Sleep(50 * time.Millisecond)
+	// One pass may have begun before the goroutine saw the waiter.
+	assert.LessOrEqual(t, p.background.Load(), int32(1), "passes while a thread waits outside")
+	before := p.background.Load()
+	l.Pass()
+	assert.Equal(t, before+1, p.background.Load(), "Pass is a background pass")
+
+	outside.Store(0)
+	require.True(t, coretest.WaitFor(10*time.Second, func() bool { return p.background.Load() > before+3 }),
+		"the goroutine passes again once nobody waits")
 }
