@@ -47,8 +47,9 @@
  * chpingpong also times each channel round trip on rank 0 and adds the
  * median and 99th percentile of their halves (t_p50, t_p99; medians over
  * the rounds), the put pingpong's median (t_put_p50) and the ratio of the
- * two medians: where a few trips stall (a wait that slept), the mean moves
- * and the median does not.
+ * two medians, then the put pingpong's 99th percentile (t_put_p99): where a
+ * few trips stall (a wait that slept, a CPU taken away), the mean moves
+ * and the median does not, and the two tails tell whose stalls they are.
  *
  * chbw: windowed bandwidth over a channel: rank 0 posts a window of W
  * sends (distinct buffers) and waits for them all (acp_waitall_ch); rank 1
@@ -671,10 +672,11 @@ static void chpingpong(int nprocs)
         print_title("PingPong over channels", nprocs);
         printf("%13s%13s%13s%13s%13s%13s", "#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "t_put[usec]", "ratio");
         if (dist)
-            printf("%13s%13s%13s%13s", "t_p50", "t_p99", "t_put_p50", "ratio_p50");
+            printf("%13s%13s%13s%13s%13s", "t_p50", "t_p99", "t_put_p50", "ratio_p50", "t_put_p99");
         printf("\n");
     }
-    double tch[MAX_ROUNDS], tref[MAX_ROUNDS], p50ch[MAX_ROUNDS], p99ch[MAX_ROUNDS], p50ref[MAX_ROUNDS];
+    double tch[MAX_ROUNDS], tref[MAX_ROUNDS], p50ch[MAX_ROUNDS], p99ch[MAX_ROUNDS], p50ref[MAX_ROUNDS],
+        p99ref[MAX_ROUNDS];
     for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
@@ -682,6 +684,7 @@ static void chpingpong(int nprocs)
         for (int k = 0; k < rounds; k++) {
             tref[k] = put_pingpong(n, reps);
             p50ref[k] = spread.p50;
+            p99ref[k] = spread.p99;
             tch[k] = ch_pingpong(n, reps, sbuf, rbuf);
             p50ch[k] = ch_spread.p50;
             p99ch[k] = ch_spread.p99;
@@ -691,7 +694,8 @@ static void chpingpong(int nprocs)
             printf("%13zu%13d%13.2f%13.2f%13.2f%13.2f", n, reps, t * 1e6, (double)n / MB / t, tput * 1e6, t / tput);
             if (dist) {
                 double m = median(p50ch, rounds), mref = median(p50ref, rounds);
-                printf("%13.2f%13.2f%13.2f%13.2f", m * 1e6, median(p99ch, rounds) * 1e6, mref * 1e6, m / mref);
+                printf("%13.2f%13.2f%13.2f%13.2f%13.2f", m * 1e6, median(p99ch, rounds) * 1e6, mref * 1e6, m / mref,
+                       median(p99ref, rounds) * 1e6);
             }
             printf("\n");
         }
