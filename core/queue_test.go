@@ -68,10 +68,15 @@ func (pairExchanger) Barrier() error    { return nil }
 func (pairExchanger) Abort(int, string) {}
 func (pairExchanger) Close() error      { return nil }
 
-func newManualEngine(t *testing.T) *Engine {
+// newManualEngine starts rank 0 of two over the manual transport, with
+// settings given as name, value pairs.
+func newManualEngine(t *testing.T, settings ...string) *Engine {
 	*manual = manualNet{}
 	s := NewSettings(BaseSettings)
 	require.NoError(t, s.Set("transports", "manual", "test"))
+	for i := 0; i+1 < len(settings); i += 2 {
+		require.NoError(t, s.Set(settings[i], settings[i+1], "test"))
+	}
 	e, err := New(Config{Settings: s, Exchanger: pairExchanger{}})
 	require.NoError(t, err)
 	return e
@@ -103,12 +108,7 @@ func TestHandlesCompleteInOrder(t *testing.T) {
 // in flight is done by itself, and a done flag left in a slot is never
 // taken for the operation that reuses the slot later.
 func TestOpDoneIgnoresEarlierOperations(t *testing.T) {
-	*manual = manualNet{}
-	s := NewSettings(BaseSettings)
-	require.NoError(t, s.Set("transports", "manual", "test"))
-	require.NoError(t, s.Set("queue-depth", "4", "test"))
-	e, err := New(Config{Settings: s, Exchanger: pairExchanger{}})
-	require.NoError(t, err)
+	e := newManualEngine(t, "queue-depth", "4")
 	me, _ := e.StarterGA(0)
 	peer, _ := e.StarterGA(1)
 
@@ -234,12 +234,7 @@ func TestReportHoldsOnlyItsOwnFailures(t *testing.T) {
 }
 
 func TestBackPressureWaitsForCompletion(t *testing.T) {
-	*manual = manualNet{}
-	s := NewSettings(BaseSettings)
-	require.NoError(t, s.Set("transports", "manual", "test"))
-	require.NoError(t, s.Set("queue-depth", "4", "test"))
-	e, err := New(Config{Settings: s, Exchanger: pairExchanger{}})
-	require.NoError(t, err)
+	e := newManualEngine(t, "queue-depth", "4")
 	me, _ := e.StarterGA(0)
 	peer, _ := e.StarterGA(1)
 	for i := 0; i < 4; i++ {
