@@ -152,7 +152,7 @@ type endpoint struct {
 	idleWait time.Duration // the progress goroutine's longest sleep with nothing in flight (core.IdlePeriod; the coarse clock may be that old)
 	// deaf: the progress goroutine sleeps with events for solicited
 	// messages only, so the completion of an operation the Go side posts
-	// now would raise none (wakeIdle).
+	// now would raise none (wakeIdle). Set whenever idleSleep is.
 	deaf atomic.Bool
 
 	fatalOnce sync.Once
@@ -431,15 +431,15 @@ func (e *endpoint) Poll() bool {
 	return e.progress()
 }
 
-// wakeIdle ends a long sleep of the progress goroutine: an operation was
-// issued that it must see complete if the application does not wait. A
-// sleep with work of the C side's in flight is long too (timerPeriod), and
-// deaf to this operation's completion until the goroutine arms the queue
-// for it: a channel's release of slots, posted by Go and awaited by no
-// one, stayed unseen for tens of milliseconds while the C side's later
-// operations completed, and so did whatever waited for it.
+// wakeIdle ends a sleep of the progress goroutine that would not see the
+// operation just issued complete: the long idle sleep, and a sleep with
+// work of the C side's in flight (timerPeriod long), deaf to this
+// operation's completion until the goroutine arms the queue for it. A
+// channel's release of slots, posted by Go and awaited by no one, stayed
+// unseen for tens of milliseconds while the C side's later operations
+// completed, and so did whatever waited for it.
 func (e *endpoint) wakeIdle() {
-	if e.idleSleep.Load() != 0 || e.deaf.Load() {
+	if e.deaf.Load() {
 		core.SignalEventfd(e.wakeFD)
 	}
 }
@@ -599,10 +599,11 @@ func (e *endpoint) progressLoop() {
 		// the application issued or polled since the last sleep: the
 		// long sleep would have every operation wake it (a system call
 		// for the issuer, a thread switch here).
-		// Announced before busy is read, as idleSleep: an operation
-		// enqueued after that reading finds them set.
-		e.idleSleep.Store(1)
+		// Announced before busy is read: an operation enqueued after
+		// that reading finds them set (deaf first: it is set whenever
+		// idleSleep is, for wakeIdle).
 		e.deaf.Store(true)
+		e.idleSleep.Store(1)
 		e.mu.Lock()
 		busy := len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
 		e.mu.Unlock()
