@@ -14,7 +14,10 @@
  * 3. Contention: every rank does 10,000 acp_add8(+1) on one counter of rank
  *    0; the counter ends at N * 10,000 and the fetched values are exactly
  *    0 .. N * 10,000 - 1, each once. Then 1,000 cas4-loop increments per
- *    rank on another counter: exactly N * 1,000. Both once with the
+ *    rank on another counter: exactly N * 1,000. (ACPT_CONTENTION_ADDS
+ *    sets the adds per rank, a tenth of it the increments: an emulated
+ *    adapter, whose every atomic is a message its owner's CPU serves,
+ *    runs fewer.) Both once with the
  *    counters in rank 0's starter memory (which same-host ranks map and
  *    update with their own CPU atomics) and once in memory rank 0
  *    registered from its heap (which same-host ranks reach through rank 0's
@@ -34,8 +37,6 @@
 #include "acptest.h"
 
 #define MAXP      64
-#define NADD      10000
-#define NCAS      1000
 #define EXCH_OFF  0        /* GA exchanges: 8 * (N + 1) bytes each */
 #define EXCH2_OFF 1024
 #define TGT_OFF   4096
@@ -95,6 +96,7 @@ static const struct acase cases[] = {
 static int me, nprocs;
 static acp_ga_t starter[MAXP], reg[MAXP]; /* GA of byte 0 of each rank's spaces */
 static uint8_t *reg_ptr;
+static int nadd = 10000, ncas = 1000; /* contention, per rank (ACPT_CONTENTION_ADDS) */
 
 static acp_handle_t issue(enum op op, acp_ga_t res, acp_ga_t tgt, uint64_t a, uint64_t b, acp_handle_t order)
 {
@@ -284,8 +286,8 @@ static void test_add_contention(int sp)
 {
     uint64_t *counter = (uint64_t *)counter_area(sp);
     *counter = 0;
-    uint64_t *fetched = calloc(NADD, 8);
-    acp_atkey_t key = acp_register_memory(fetched, NADD * 8, 0);
+    uint64_t *fetched = calloc(nadd, 8);
+    acp_atkey_t key = acp_register_memory(fetched, nadd * 8, 0);
     acp_ga_t fga = acp_query_ga(key, fetched);
     if (fga == ACP_GA_NULL)
         FATAL("registering the result array");
@@ -294,7 +296,7 @@ static void test_add_contention(int sp)
 
     double t0 = acpt_now();
     acp_handle_t h = ACP_HANDLE_NULL;
-    for (int i = 0; i < NADD; i++) {
+    for (int i = 0; i < nadd; i++) {
         acp_handle_t order = ACP_HANDLE_NULL;
         if (sp == SP_REG && i % 3 == 2)
             order = h;
@@ -307,20 +309,20 @@ static void test_add_contention(int sp)
     acp_complete(ACP_HANDLE_ALL);
     double t = acpt_now() - t0;
     CHECK_INT(acp_sync(), 0, "acp_sync");
-    uint64_t total = (uint64_t)nprocs * NADD;
-    for (int i = 0; i < NADD; i++)
+    uint64_t total = (uint64_t)nprocs * nadd;
+    for (int i = 0; i < nadd; i++)
         if (!CHECK(fetched[i] < total, "add8 %d fetched %" PRIu64 ", beyond %" PRIu64, i, fetched[i], total))
             break;
     if (me == 0) {
-        printf("t_atomic: %d x %d acp_add8 on one counter in %s memory: %.3f s on rank 0\n", nprocs, NADD,
+        printf("t_atomic: %d x %d acp_add8 on one counter in %s memory: %.3f s on rank 0\n", nprocs, nadd,
                sp_name[sp], t);
-        CHECK_INT(*counter, total, "counter after %d ranks x %d acp_add8(+1)", nprocs, NADD);
+        CHECK_INT(*counter, total, "counter after %d ranks x %d acp_add8(+1)", nprocs, nadd);
         /* Gather every rank's fetched values: together exactly 0..total-1. */
         uint64_t *allv = malloc(total * 8);
         acp_atkey_t k2 = acp_register_memory(allv, total * 8, 0);
         acp_ga_t g2 = acp_query_ga(k2, allv);
         for (int r = 0; r < nprocs; r++)
-            acp_copy(g2 + (uint64_t)r * NADD * 8, all_fga[r], NADD * 8, ACP_HANDLE_NULL);
+            acp_copy(g2 + (uint64_t)r * nadd * 8, all_fga[r], nadd * 8, ACP_HANDLE_NULL);
         acp_complete(ACP_HANDLE_ALL);
         uint8_t *seen = calloc(total, 1);
         uint64_t dup = 0, out = 0;
@@ -350,7 +352,7 @@ static void test_cas_contention(int sp)
     long attempts = 0;
     uint32_t guess = 0;
     double t0 = acpt_now();
-    for (int done = 0; done < NCAS;) {
+    for (int done = 0; done < ncas;) {
         acp_handle_t h = acp_cas4(starter[me] + CNT_OFF + 16, counter_ga(sp) + 8, guess, guess + 1, ACP_HANDLE_NULL);
         if (h == ACP_HANDLE_NULL) {
             FAIL("acp_cas4 returned ACP_HANDLE_NULL");
@@ -368,9 +370,9 @@ static void test_cas_contention(int sp)
     double t = acpt_now() - t0;
     CHECK_INT(acp_sync(), 0, "acp_sync");
     if (me == 0) {
-        printf("t_atomic: %d x %d cas4 increments in %s memory, %ld attempts on rank 0: %.3f s\n", nprocs, NCAS,
+        printf("t_atomic: %d x %d cas4 increments in %s memory, %ld attempts on rank 0: %.3f s\n", nprocs, ncas,
                sp_name[sp], attempts, t);
-        CHECK_INT(*counter, nprocs * NCAS, "counter after %d ranks x %d cas4-loop increments", nprocs, NCAS);
+        CHECK_INT(*counter, nprocs * ncas, "counter after %d ranks x %d cas4-loop increments", nprocs, ncas);
     }
     CHECK_INT(acp_sync(), 0, "acp_sync");
 }
@@ -468,6 +470,15 @@ int main(int argc, char **argv)
     if (nprocs > MAXP)
         FATAL("more than 64 ranks");
     acpt_need_smem(SMEM);
+    const char *adds = getenv("ACPT_CONTENTION_ADDS");
+    if (adds != NULL) {
+        char *end;
+        long v = strtol(adds, &end, 10);
+        if (*adds == '\0' || *end != '\0' || v < 10 || v > 1000000)
+            FATAL("ACPT_CONTENTION_ADDS: give adds per rank, 10 to 1000000");
+        nadd = (int)v;
+        ncas = nadd / 10;
+    }
     for (int r = 0; r < nprocs; r++)
         starter[r] = acp_query_starter_ga(r);
 
