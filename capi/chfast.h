@@ -6,8 +6,8 @@
  * the layout below). Sends that go through the ring (up to 16 KiB, one to
  * five slots) are written in place into the peer's ring when the sender
  * maps it and it has room for the whole message; where it is not mapped
- * but a put lands by itself (ib), a message of one slot is staged with its
- * checksum and put by the C fast path of copies. Receives of messages that
+ * but a put lands by itself (ib), its slots are staged, each with its
+ * checksum, and put by the C fast path of copies. Receives of messages that
  * came in such slots are taken here once every slot landed (whole, by its
  * checksum, when it came by a put); everything else is Go's, which adopts
  * the receives C posted when their messages are not for C. Requests posted

@@ -20,9 +20,10 @@ import (
 // in such slots, taken once all of them landed. A sender that maps the
 // receiver's ring (same node) writes the slots in place when the ring has
 // room for all of them. One that does not, over a transport whose puts land
-// without the receiver's CPU (ib), stages a message of one slot in its
-// staging slot, with the checksum, and puts it with the C fast path of
-// copies (capi/fastpath.c), whose handle the slot keeps until it is reused.
+// without the receiver's CPU (ib), stages the message's slots in its
+// staging slots, each with its checksum, and puts them with the C fast
+// path of copies (capi/fastpath.c: one put, two where the slots wrap
+// around the ring), whose handles the slots keep until they are reused.
 // Receivers take slots written either way in C, checking the checksum of
 // those that came by puts, except over transports whose writes land only
 // when a thread receives them (udp): C spins on the ring without polling
@@ -68,7 +69,7 @@ const (
 // What C may do on a sender's end (fSendOK).
 const (
 	sendInPlace = 1 // write the slots in the receiver's ring, mapped here
-	sendByPut   = 2 // stage a slot and put it (a message of one slot)
+	sendByPut   = 2 // stage the slots and put them
 )
 
 // Request entry states.
