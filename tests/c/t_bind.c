@@ -10,14 +10,14 @@
  * thread but the main one must still have all the CPUs: a thread the
  * library creates must not inherit the application thread's pin.
  *
- * Run with ACP_BIND=thread and --acp-size-smem 4096.
+ * Run with ACP_BIND=thread and --acp-size-smem 4096. ACPT_BIND_ROUNDS sets
+ * the rounds of traffic (2,000): an emulated adapter runs fewer.
  */
 #include "acptest.h"
 
 #include <dirent.h>
 #include <sys/syscall.h>
 
-#define ROUNDS 2000
 
 /* Cpus_allowed_list of one thread of this process ("" when unreadable). */
 static void cpus_of(const char *tid, char *out, size_t len)
@@ -94,10 +94,19 @@ int main(int argc, char **argv)
 
     /* Traffic: each rank adds to a counter on its right neighbour and puts
      * a word there, in rounds with a barrier each. */
+    int rounds = 2000;
+    const char *env = getenv("ACPT_BIND_ROUNDS");
+    if (env != NULL) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*env == '\0' || *end != '\0' || v < 1 || v > 1000000)
+            FATAL("ACPT_BIND_ROUNDS: give the rounds of traffic, 1 to 1000000");
+        rounds = (int)v;
+    }
     uint64_t *cnt = acpt_starter(0), *src = acpt_starter(8), *dst = acpt_starter(16);
     acp_ga_t mine = acp_query_starter_ga(me), right = acp_query_starter_ga((me + 1) % n);
     CHECK_INT(acp_sync(), 0, "acp_sync");
-    for (int k = 1; k <= ROUNDS; k++) {
+    for (int k = 1; k <= rounds; k++) {
         *src = (uint64_t)k;
         acp_handle_t h = acp_add8(mine + 24, right, 1, ACP_HANDLE_NULL);
         CHECK(h != ACP_HANDLE_NULL, "round %d: acp_add8 refused", k);
@@ -108,7 +117,7 @@ int main(int argc, char **argv)
         CHECK_HEX(*dst, (uint64_t)k, "round %d: the word from the left neighbour", k);
         CHECK_INT(acp_sync(), 0, "second acp_sync in round %d", k);
     }
-    CHECK_HEX(*cnt, (uint64_t)ROUNDS, "the counter the left neighbour added to");
+    CHECK_HEX(*cnt, (uint64_t)rounds, "the counter the left neighbour added to");
     check_threads("after the traffic", cpu, wide);
     return acpt_finish("t_bind");
 }

@@ -63,7 +63,10 @@ fail=0
 # Soft-RoCE's atomics are messages the owner's CPU serves, and 4 ranks'
 # busy waits share the host's cores (3 issuers took 9 ms per served
 # atomic, 100 s per run at 4 ranks, and t_atomic runs 5 times here).
-export ACP_RANDOM_OPS_BATCHES=150 ACP_CONTENTION_OPS=600 ACPT_CONTENTION_ADDS=2000
+# t_bind's traffic, there to start the library's threads, at 300 rounds
+# (2,000): each round's atomic and two barriers took 16-40 ms here, 81 s
+# in all (BENCHMARKS.md, 2026-11-29, second section).
+export ACP_RANDOM_OPS_BATCHES=150 ACP_CONTENTION_OPS=600 ACPT_CONTENTION_ADDS=2000 ACPT_BIND_ROUNDS=300
 echo "[\${SECONDS}s] == ib Go tests on \$RXE_VM_DEV"
 timeout 900 ./ib.test -test.v -test.timeout 880s > go-tests.log 2>&1 || fail=1
 grep -E '^(--- |    --- |PASS|FAIL|ok )' go-tests.log
