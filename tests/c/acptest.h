@@ -206,6 +206,24 @@ ACPT_API void acpt_fatal(const char *file, int line, const char *what)
 }
 #define FATAL(what) acpt_fatal(__FILE__, __LINE__, (what))
 
+/* A test's own size setting from the environment (an emulated adapter
+ * runs fewer rounds): def when name is unset; a value that is not an
+ * integer from min to max fails the test, naming the variable. */
+ACPT_API long acpt_env_long(const char *name, long def, long min, long max)
+{
+    const char *v = getenv(name);
+    if (v == NULL)
+        return def;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < min || n > max) {
+        printf("rank %d: FAIL: %s=%s: give an integer from %ld to %ld (cannot continue)\n", acpt_me, name, v, min, max);
+        fflush(stdout);
+        exit(1);
+    }
+    return n;
+}
+
 ACPT_API void acpt_init(int *argc, char ***argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines of several ranks interleave whole */

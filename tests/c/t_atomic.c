@@ -470,15 +470,8 @@ int main(int argc, char **argv)
     if (nprocs > MAXP)
         FATAL("more than 64 ranks");
     acpt_need_smem(SMEM);
-    const char *adds = getenv("ACPT_CONTENTION_ADDS");
-    if (adds != NULL) {
-        char *end;
-        long v = strtol(adds, &end, 10);
-        if (*adds == '\0' || *end != '\0' || v < 10 || v > 1000000)
-            FATAL("ACPT_CONTENTION_ADDS: give adds per rank, 10 to 1000000");
-        nadd = (int)v;
-        ncas = nadd / 10;
-    }
+    nadd = (int)acpt_env_long("ACPT_CONTENTION_ADDS", nadd, 10, 1000000);
+    ncas = nadd / 10;
     for (int r = 0; r < nprocs; r++)
         starter[r] = acp_query_starter_ga(r);
 

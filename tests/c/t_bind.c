@@ -94,15 +94,7 @@ int main(int argc, char **argv)
 
     /* Traffic: each rank adds to a counter on its right neighbour and puts
      * a word there, in rounds with a barrier each. */
-    int rounds = 2000;
-    const char *env = getenv("ACPT_BIND_ROUNDS");
-    if (env != NULL) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*env == '\0' || *end != '\0' || v < 1 || v > 1000000)
-            FATAL("ACPT_BIND_ROUNDS: give the rounds of traffic, 1 to 1000000");
-        rounds = (int)v;
-    }
+    int rounds = (int)acpt_env_long("ACPT_BIND_ROUNDS", 2000, 1, 1000000);
     uint64_t *cnt = acpt_starter(0), *src = acpt_starter(8), *dst = acpt_starter(16);
     acp_ga_t mine = acp_query_starter_ga(me), right = acp_query_starter_ga((me + 1) % n);
     CHECK_INT(acp_sync(), 0, "acp_sync");
