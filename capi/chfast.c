@@ -216,9 +216,22 @@ static uint64_t slot_bytes(uint64_t size, uint64_t off)
 /* The slot of ring position pos. */
 static char *slot_at(char *ring, uint64_t pos) { return ring + (pos % ACPCH_SLOT_COUNT) * ACPCH_SLOT_SIZE; }
 
+/* Writes the header fields of slot i of a message of size bytes, whose
+ * payload of n bytes starts at offset off of the message (slot.go
+ * header): the first slot carries the size, the others their offset.
+ * The sequence number and the checksum are the caller's: their order
+ * differs between slots written in place and slots put. */
+static void set_header(char *s, uint64_t i, uint32_t flags, uint64_t n, uint64_t size, uint64_t off)
+{
+    *(uint32_t *)(s + 8) = (i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT) | flags;
+    *(uint32_t *)(s + 12) = (uint32_t)n;
+    *(uint64_t *)(s + 16) = size;
+    *(uint64_t *)(s + 24) = off;
+}
+
 /* Stages the k slots of a message from tail on in the staging slots, each
- * with its header and checksum (send.go writeSlot, slot.go write: the
- * first carries the size, the others their offset), and puts them into
+ * with its header and checksum (send.go writeSlot, slot.go write), and
+ * puts them into
  * the receiver's ring: one put per run of slots that does not wrap around
  * the ring, so one or two. Each staging slot's entry gets the handle of
  * the put that reads it. Returns 0 when the fast path of copies declined
@@ -232,10 +245,7 @@ static int put_slots(char *f, uint64_t tail, uint64_t k, const char *buf, size_t
         char *s = slot_at(stage, tail + i);
         uint64_t n = slot_bytes(size, off);
         *(uint64_t *)s = tail + i + 1;
-        *(uint32_t *)(s + 8) = i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT;
-        *(uint32_t *)(s + 12) = (uint32_t)n;
-        *(uint64_t *)(s + 16) = size;
-        *(uint64_t *)(s + 24) = off;
+        set_header(s, i, 0, n, size, off);
         if (n > 0)
             memcpy(s + ACPCH_HEADER_SIZE, buf + off, n);
         *(uint64_t *)(s + 32) = acpch_slot_sum(s, n);
@@ -300,18 +310,14 @@ uintptr_t acpch_send(uintptr_t ch, void *buf, size_t size)
             goto out;
     } else {
         /* The slots in place, each one's sequence number last
-         * (writeOrdered): the first carries the size, the others their
-         * offset. */
+         * (writeOrdered). */
         char *ring = (char *)(uintptr_t)*U64(f, ACPCH_RING);
         for (uint64_t i = 0, off = 0; i < k; i++, off += ACPCH_PAYLOAD) {
             char *s = slot_at(ring, tail + i);
             uint64_t n = slot_bytes(size, off);
             if (n > 0)
                 copy_to_ring(s + ACPCH_HEADER_SIZE, (char *)buf + off, n);
-            *(uint32_t *)(s + 8) = (i == 0 ? ACPCH_KIND_FIRST : ACPCH_KIND_NEXT) | ACPCH_KIND_ORDERED;
-            *(uint32_t *)(s + 12) = (uint32_t)n;
-            *(uint64_t *)(s + 16) = size;
-            *(uint64_t *)(s + 24) = off;
+            set_header(s, i, ACPCH_KIND_ORDERED, n, size, off);
             *(uint64_t *)(s + 32) = 0;
             STORE((uint64_t *)s, tail + i + 1);
         }

@@ -217,9 +217,9 @@ ACPT_API long acpt_env_long(const char *name, long def, long min, long max)
     char *end;
     long n = strtol(v, &end, 10);
     if (*v == '\0' || *end != '\0' || n < min || n > max) {
-        printf("rank %d: FAIL: %s=%s: give an integer from %ld to %ld (cannot continue)\n", acpt_me, name, v, min, max);
-        fflush(stdout);
-        exit(1);
+        char what[256];
+        snprintf(what, sizeof what, "%s=%s: give an integer from %ld to %ld", name, v, min, max);
+        acpt_fatal(__FILE__, __LINE__, what);
     }
     return n;
 }

@@ -96,7 +96,7 @@ static const struct acase cases[] = {
 static int me, nprocs;
 static acp_ga_t starter[MAXP], reg[MAXP]; /* GA of byte 0 of each rank's spaces */
 static uint8_t *reg_ptr;
-static int nadd = 10000, ncas = 1000; /* contention, per rank (ACPT_CONTENTION_ADDS) */
+static int nadd = 10000; /* contention: adds per rank (ACPT_CONTENTION_ADDS), a tenth of it cas4 increments */
 
 static acp_handle_t issue(enum op op, acp_ga_t res, acp_ga_t tgt, uint64_t a, uint64_t b, acp_handle_t order)
 {
@@ -345,6 +345,7 @@ static void test_add_contention(int sp)
 
 static void test_cas_contention(int sp)
 {
+    int ncas = nadd / 10;
     uint32_t *counter = (uint32_t *)(counter_area(sp) + 8);
     *counter = 0;
     uint32_t *res = acpt_starter(CNT_OFF + 16);
@@ -471,7 +472,6 @@ int main(int argc, char **argv)
         FATAL("more than 64 ranks");
     acpt_need_smem(SMEM);
     nadd = (int)acpt_env_long("ACPT_CONTENTION_ADDS", nadd, 10, 1000000);
-    ncas = nadd / 10;
     for (int r = 0; r < nprocs; r++)
         starter[r] = acp_query_starter_ga(r);
 

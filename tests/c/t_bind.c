@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <sys/syscall.h>
 
-
 /* Cpus_allowed_list of one thread of this process ("" when unreadable). */
 static void cpus_of(const char *tid, char *out, size_t len)
 {
