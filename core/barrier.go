@@ -274,7 +274,13 @@ func (e *Engine) disseminate(ep uint64, among []int) {
 		} else {
 			b.words[round] = ep
 			b.pending.Add(1)
-			e.transportTo(to).Put(to, ga, unsafe.Pointer(&b.words[round]), 8, barrierPut{b})
+			// Only the next barrier waits for this put, and it polls.
+			src := unsafe.Pointer(&b.words[round])
+			if t, ok := e.transportTo(to).(PolledPutter); ok {
+				t.PutPolled(to, ga, src, 8, barrierPut{b})
+			} else {
+				e.transportTo(to).Put(to, ga, src, 8, barrierPut{b})
+			}
 		}
 		mine := e.slot(round)
 		if atomic.LoadUint64(mine) < ep {

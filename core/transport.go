@@ -78,6 +78,17 @@ type Transport interface {
 	Close() error
 }
 
+// PolledPutter is implemented by transports whose put may leave the
+// progress thread asleep when the caller promises to poll for what depends
+// on the put's completion itself (Engine.poll). The barrier's puts are
+// such: only the next barrier waits for them, polling. Over ib a put
+// otherwise wakes a sleeping progress goroutine so that its completion is
+// seen even if no thread waits; that wake-up is a system call of the
+// issuer's and a thread switch, which a barrier paid in each round.
+type PolledPutter interface {
+	PutPolled(peer int, dst GA, src unsafe.Pointer, n uint64, c Completion)
+}
+
 // SourceReader is implemented by transports that read a put's source after
 // Put returned, where a fault there cannot fail that put alone (udp: a
 // send of a batch of datagrams fails whole with EFAULT). Before such a put

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -561,6 +562,15 @@ func testBarriers(t *testing.T, w *coretest.World, s suite) {
 			}
 			if err := s.ops(e).Sync(); err != nil {
 				return err
+			}
+		}
+		// Barriers far apart: the progress threads fall asleep between
+		// them, and a barrier's puts (core.PolledPutter) are seen
+		// complete by the next barrier's own polling, not by them.
+		for k := 0; k < 3; k++ {
+			time.Sleep(time.Duration(10+10*r) * time.Millisecond)
+			if err := s.ops(e).Sync(); err != nil {
+				return fmt.Errorf("barrier %d after a pause: %w", k, err)
 			}
 		}
 		return nil
