@@ -36,7 +36,8 @@ if [ "${RXE_VM:-}" != 1 ]; then
   mkdir -p "$out" && cd "$out" || exit 1
   # the memory report runs from the ib tests, built here
   (cd "$src" && ${GO:-go} test -c -o "$out/ib.test" ./ib/) || echo "ib_compare: no ib test binary: memory report skipped"
-  exec "$tool" --cpus "$(sh "$src/scripts/rxe-cpus")" --timeout 3000 -- sh "$here/ib_compare.sh" "$build" "$rounds" "$what"
+  cpus=$(sh "$src/scripts/rxe-cpus") || exit 1
+  exec "$tool" --cpus "$cpus" --timeout 3000 -- sh "$here/ib_compare.sh" "$build" "$rounds" "$what"
 fi
 
 # ---- inside the VM ----

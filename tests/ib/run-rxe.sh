@@ -99,7 +99,7 @@ echo "[\${SECONDS}s] == done"
 exit \$fail
 EOF
 
-cpus=$(sh "$src/scripts/rxe-cpus")
+cpus=$(sh "$src/scripts/rxe-cpus") || exit 1
 echo "== starting the Soft-RoCE VM ($rxe_vm, $cpus vCPUs)"
 cd "$work" || exit 1
 # A guest kernel that hangs at boot (seen once in about a dozen boots
