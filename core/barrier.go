@@ -275,11 +275,11 @@ func (e *Engine) disseminate(ep uint64, among []int) {
 			b.words[round] = ep
 			b.pending.Add(1)
 			// Only the next barrier waits for this put, and it polls.
-			src := unsafe.Pointer(&b.words[round])
-			if t, ok := e.transportTo(to).(PolledPutter); ok {
-				t.PutPolled(to, ga, src, 8, barrierPut{b})
+			t, src := e.transportTo(to), unsafe.Pointer(&b.words[round])
+			if pt, ok := t.(PolledPutter); ok {
+				pt.PutPolled(to, ga, src, 8, barrierPut{b})
 			} else {
-				e.transportTo(to).Put(to, ga, src, 8, barrierPut{b})
+				t.Put(to, ga, src, 8, barrierPut{b})
 			}
 		}
 		mine := e.slot(round)

@@ -544,11 +544,14 @@ func testBackPressure(t *testing.T, w *coretest.World, s suite) {
 
 func testBarriers(t *testing.T, w *coretest.World, s suite) {
 	// Each rank bumps a counter on every rank before each barrier; after
-	// barrier k every counter must be exactly k*N.
-	const rounds = 20
+	// barrier k every counter must be exactly k*N. In the last rounds the
+	// second barrier follows a pause with nothing issued: the progress
+	// threads fall asleep, and a barrier's puts (core.PolledPutter) are
+	// seen complete by the next barrier's own polling, not by them.
+	const rounds, paused = 20, 3
 	w.Run(func(r int, e *core.Engine) error {
 		n := e.Procs()
-		for k := 1; k <= rounds; k++ {
+		for k := 1; k <= rounds+paused; k++ {
 			for p := 0; p < n; p++ {
 				if _, err := s.ops(e).Atomic(core.OpAdd8, sga(e, r, 2048), sga(e, p, 0), 1, 0, core.HandleNull); err != nil {
 					return err
@@ -560,17 +563,11 @@ func testBarriers(t *testing.T, w *coretest.World, s suite) {
 			if got := word8(e.StarterMemory(core.SegStarter), 0); got != uint64(k*n) {
 				return fmt.Errorf("after barrier %d the counter is %d, want %d", k, got, k*n)
 			}
+			if k > rounds {
+				time.Sleep(time.Duration(10+10*r) * time.Millisecond)
+			}
 			if err := s.ops(e).Sync(); err != nil {
 				return err
-			}
-		}
-		// Barriers far apart: the progress threads fall asleep between
-		// them, and a barrier's puts (core.PolledPutter) are seen
-		// complete by the next barrier's own polling, not by them.
-		for k := 0; k < 3; k++ {
-			time.Sleep(time.Duration(10+10*r) * time.Millisecond)
-			if err := s.ops(e).Sync(); err != nil {
-				return fmt.Errorf("barrier %d after a pause: %w", k, err)
 			}
 		}
 		return nil
