@@ -52,6 +52,7 @@ func (e *Engine) Deliver(peer int, msg []byte) {
 	if len(msg) == 0 {
 		return
 	}
+	e.served.Add(1)
 	for !e.routed.Load() {
 		runtime.Gosched()
 	}

@@ -52,7 +52,8 @@ type Config struct {
 // Engine is one process's ACP basic layer: registration, the command queue
 // with its handles, local execution, delegation and the transports.
 type Engine struct {
-	pollingWaits atomic.Int32 // threads polling the transports in a wait (Polled)
+	pollingWaits atomic.Int32  // threads polling the transports in a wait (Polled)
+	served       atomic.Uint64 // peers' requests served here (atomics, messages): see pollUntil
 
 	cfg    Config
 	ex     Exchanger
@@ -82,7 +83,9 @@ type Engine struct {
 	trs     []Transport     // the ones open here, preference order
 	mappers []Mapper        // per entry of trs: its Mapper ability, or nil
 	polled  []Transport     // the ones that reach at least one peer
-	route   []uint8         // peer → index into trs
+	// waitPollers are the polled transports told when a wait polls them.
+	waitPollers []WaitPoller
+	route       []uint8 // peer → index into trs
 	// The transport that executes the job's 8-byte atomics on its device
 	// for every placement (DeviceAtomics), or nil: then atomics on memory
 	// this thread can touch are CPU atomics, and the owner's CPU serves
@@ -511,6 +514,11 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 	}
 	if e.devAtom != nil && !slices.Contains(e.polled, Transport(e.devAtom)) {
 		e.polled = append(e.polled, e.devAtom) // a wait polls it for its atomics
+	}
+	for _, t := range e.polled {
+		if w, ok := t.(WaitPoller); ok {
+			e.waitPollers = append(e.waitPollers, w)
+		}
 	}
 	e.Logf(1, "transports: %s", strings.Join(parts, ", "))
 	return nil

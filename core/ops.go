@@ -484,6 +484,7 @@ func (e *Engine) Acquire(ga GA, n uint64) (unsafe.Pointer, *Region, Status) {
 // ApplyAtomic implements Host: a checked fetch-and-op on this process's
 // memory.
 func (e *Engine) ApplyAtomic(op AtomicOp, ga GA, a, b uint64) (uint64, Status) {
+	e.served.Add(1)
 	if !op.Valid() {
 		return 0, StatusBadRequest
 	}

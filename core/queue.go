@@ -456,10 +456,30 @@ func (e *Engine) Progress() bool { return e.poll() }
 // the peer's answer, without a call, and the progress goroutine must then
 // be there to receive it (a udp put pingpong took 1.4-1.6 times as long
 // at 128 KiB-4 MiB with those waits counted).
-func (e *Engine) PollingWaitBegins() { e.pollingWaits.Add(1) }
+func (e *Engine) PollingWaitBegins() {
+	e.pollingWaits.Add(1)
+	e.waitPolls()
+}
 
 // PollingWaitEnds ends what PollingWaitBegins began.
-func (e *Engine) PollingWaitEnds() { e.pollingWaits.Add(-1) }
+func (e *Engine) PollingWaitEnds() {
+	e.waitEnds()
+	e.pollingWaits.Add(-1)
+}
+
+// waitPolls and waitEnds bracket a part of a wait in which this thread
+// polls the transports without sleeping (WaitPoller).
+func (e *Engine) waitPolls() {
+	for _, w := range e.waitPollers {
+		w.WaitPolls()
+	}
+}
+
+func (e *Engine) waitEnds() {
+	for _, w := range e.waitPollers {
+		w.WaitEnds()
+	}
+}
 
 // Polled implements Host: an application thread is polling the transports
 // in a wait right now (between PollingWaitBegins and PollingWaitEnds).
@@ -506,16 +526,70 @@ func (e *Engine) waitUntil(cond func() bool) {
 	if cond() {
 		return
 	}
+	var timer *time.Timer
+	for {
+		e.waitPolls()
+		done := e.pollUntil(cond)
+		e.waitEnds()
+		if done || e.sleepUntil(cond, &timer) {
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		}
+	}
+}
+
+// sleepUntil is the sleeping part of waitUntil: it reports true when cond
+// holds, false when a peer's requests came to this process again, for
+// which the wait goes back to polling (pollUntil), where it serves them
+// itself.
+func (e *Engine) sleepUntil(cond func() bool, timer **time.Timer) bool {
+	sleep := 20 * time.Microsecond
+	if *timer == nil {
+		*timer = time.NewTimer(sleep)
+	}
+	served := e.served.Load()
+	w := &e.q.wake
+	for {
+		w.waiters.Add(1)
+		ch := w.arm()
+		if cond() {
+			w.waiters.Add(-1)
+			return true
+		}
+		(*timer).Reset(sleep)
+		select {
+		case <-ch:
+		case <-(*timer).C:
+			sleep = min(sleep*2, time.Millisecond)
+		}
+		w.waiters.Add(-1)
+		for e.poll() {
+		}
+		if cond() {
+			return true
+		}
+		if e.servedSince(&served) {
+			return false
+		}
+	}
+}
+
+// pollUntil is the polling part of waitUntil: it reports whether cond
+// came to hold within the busy spin and the yielding phase after it.
+func (e *Engine) pollUntil(cond func() bool) bool {
 	start := PassScheduler(time.Now())
 	busy := min(e.spin, maxBusySpin)
+	served := e.served.Load()
 	for i := 0; ; i++ {
 		// The condition is a load or two; polling the transports costs
 		// more, and what a same-host peer writes needs no polling at all.
-		if i&7 == 0 && e.poll() {
+		if i&7 == 0 && (e.poll() || e.servedSince(&served)) {
 			start = time.Now()
 		}
 		if cond() {
-			return
+			return true
 		}
 		// Busy: the answer usually comes within the spin time, and giving
 		// the CPU away to an unrelated process can cost a whole time slice.
@@ -530,40 +604,33 @@ func (e *Engine) waitUntil(cond func() bool) {
 		// As in Inquire: now and then let a goroutine waiting for a P (one
 		// that holds a poll lock, perhaps) run.
 		YieldTurn(i)
-		if e.poll() {
+		if e.poll() || e.servedSince(&served) {
 			start = time.Now()
 		}
 		if cond() {
-			return
+			return true
 		}
 		if i&15 == 15 && time.Since(start) >= e.spin+yieldPhase {
-			break
+			return false
 		}
 	}
-	sleep := 20 * time.Microsecond
-	timer := time.NewTimer(sleep)
-	defer timer.Stop()
-	w := &e.q.wake
-	for {
-		w.waiters.Add(1)
-		ch := w.arm()
-		if cond() {
-			w.waiters.Add(-1)
-			return
-		}
-		timer.Reset(sleep)
-		select {
-		case <-ch:
-		case <-timer.C:
-			sleep = min(sleep*2, time.Millisecond)
-		}
-		w.waiters.Add(-1)
-		for e.poll() {
-		}
-		if cond() {
-			return
-		}
+}
+
+// servedSince reports whether this process served a peer's request since
+// *seen (a count of e.served), and moves *seen on. A wait counts that as
+// work it found: requests that a peer keeps sending are answered by
+// whichever thread polls first, and a waiter whose polls the progress
+// thread beat to each of them would stop polling after its yielding
+// phase, leaving every request to that thread, woken by an event each
+// (over Soft-RoCE that wake-up runs inside the peer's post; BENCHMARKS.md,
+// 2026-11-29, fourth section).
+func (e *Engine) servedSince(seen *uint64) bool {
+	n := e.served.Load()
+	if n == *seen {
+		return false
 	}
+	*seen = n
+	return true
 }
 
 // Wake implements Host: something arrived that a sleeping waiter may be

@@ -154,6 +154,13 @@ type endpoint struct {
 	// messages only, so the completion of an operation the Go side posts
 	// now would raise none (wakeIdle). Set whenever idleSleep is.
 	deaf atomic.Bool
+	// waiting counts the application threads that poll this endpoint in
+	// a wait now (WaitPolls), waits those that began one; quiet: the
+	// progress goroutine sleeps for quietLease at most with its completion
+	// queues unarmed (sleepQuiet).
+	waiting atomic.Int32
+	waits   atomic.Uint64
+	quiet   atomic.Bool
 
 	fatalOnce sync.Once
 	closed    atomic.Bool
@@ -437,9 +444,10 @@ func (e *endpoint) Poll() bool {
 // operation's completion until the goroutine arms the queue for it. A
 // channel's release of slots, posted by Go and awaited by no one, stayed
 // unseen for tens of milliseconds while the C side's later operations
-// completed, and so did whatever waited for it.
+// completed, and so did whatever waited for it. Not while the goroutine
+// sleeps quiet: that sleep is short (quietLease).
 func (e *endpoint) wakeIdle() {
-	if e.deaf.Load() {
+	if e.deaf.Load() && !e.quiet.Load() {
 		core.SignalEventfd(e.wakeFD)
 	}
 }
@@ -537,7 +545,8 @@ func (e *endpoint) unlockAndRun() {
 func (e *endpoint) progressLoop() {
 	defer close(e.done)
 	gate := core.NewIdleGate(e.spin)
-	var seen, seenAtSleep, servedSeen uint64
+	var seen, seenAtSleep, servedSeen, waitsSeen uint64
+	quietBefore := false
 	nextTimer := time.Now()
 	// An idle turn reads the clock only every 16th time, and hands the P
 	// over (runtime.Gosched, whose timer check reads the clock again) only
@@ -602,11 +611,13 @@ func (e *endpoint) progressLoop() {
 		// Announced before busy is read: an operation enqueued after
 		// that reading finds them set (deaf first: it is set whenever
 		// idleSleep is, for wakeIdle).
+		// While the application's threads poll in their waits, nothing
+		// is armed and the sleep is short (sleepQuiet).
+		quiet := e.sleepQuiet(quietBefore, &waitsSeen)
+		quietBefore = quiet
 		e.deaf.Store(true)
 		e.idleSleep.Store(1)
-		e.mu.Lock()
-		busy := len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
-		e.mu.Unlock()
+		busy := e.busy()
 		if busy {
 			e.deaf.Store(false)
 		}
@@ -618,10 +629,14 @@ func (e *endpoint) progressLoop() {
 			e.idleSleep.Store(0)
 			wait = timerPeriod
 		}
-		for _, d := range e.devs {
-			armCQ(d.v, !busy)
+		if quiet {
+			e.idleSleep.Store(0)
+			wait = quietLease
+		} else {
+			e.arm(busy)
 		}
 		if e.progress() {
+			e.quiet.Store(false)
 			e.idleSleep.Store(0)
 			e.deaf.Store(false)
 			if e.servedSince(&servedSeen) {
@@ -631,10 +646,60 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		e.takeEvents(e.events.wait(wait))
+		e.quiet.Store(false)
 		e.idleSleep.Store(0)
 		e.deaf.Store(false)
 	}
 }
+
+// busy reports whether the Go side has work in flight: the progress
+// goroutine then sleeps with an event for every completion.
+func (e *endpoint) busy() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.free) != len(e.slots) || len(e.ops) > 0 || len(e.misses) > 0
+}
+
+// arm asks every device for an event at its next completion (busy) or
+// at its next solicited message.
+func (e *endpoint) arm(busy bool) {
+	for _, d := range e.devs {
+		armCQ(d.v, !busy)
+	}
+}
+
+// sleepQuiet tells whether the progress goroutine, about to sleep, sleeps
+// quiet: for quietLease at most, with the completion queues unarmed, and
+// deaf to everything meanwhile. It does while an application thread polls
+// in a wait, which sees every completion and every message itself: an
+// event would only wake this goroutine to compete with it for the CPU
+// (over Soft-RoCE the wake-up runs inside the peer's post, which took
+// 90-125 us with it and 55-62 without; BENCHMARKS.md, 2026-11-29, fourth
+// section). And it goes on doing so while the application began a wait
+// during the last quiet sleep, as a thread that issues and waits in turn
+// does (an atomic served by the owner's CPU, then another). When neither
+// holds, the queues are armed as before. So whatever an unwatched
+// operation or a peer's request needs is seen within a lease or two.
+func (e *endpoint) sleepQuiet(before bool, waitsSeen *uint64) bool {
+	waits := e.waits.Load()
+	began := waits != *waitsSeen
+	*waitsSeen = waits
+	quiet := e.waiting.Load() > 0 || before && began
+	e.quiet.Store(quiet)
+	return quiet
+}
+
+// quietLease is the longest quiet sleep of the progress goroutine.
+const quietLease = time.Millisecond
+
+// WaitPolls implements core.WaitPoller.
+func (e *endpoint) WaitPolls() {
+	e.waits.Add(1)
+	e.waiting.Add(1)
+}
+
+// WaitEnds implements core.WaitPoller. A quiet sleep ends by itself.
+func (e *endpoint) WaitEnds() { e.waiting.Add(-1) }
 
 // servedSince reports whether a peer's request was served since *seen
 // (a count of e.served), and moves *seen on.

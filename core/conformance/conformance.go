@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -65,6 +66,7 @@ func RunWithOps(t *testing.T, transport string, ops func(e *core.Engine) Ops, se
 		{"RegisteredMemory", 2, nil, testRegisteredMemory},
 		{"BackPressure", 2, []string{"queue-depth=8"}, testBackPressure},
 		{"Barriers", 5, nil, testBarriers},
+		{"PassiveTarget", 3, nil, testPassiveTarget},
 		{"ConcurrentIssuers", 3, nil, testConcurrentIssuers},
 		{"Reset", 3, nil, testReset},
 		{"LargeCopy", 2, []string{"size-smem=0x900000"}, testLargeCopy},
@@ -572,6 +574,64 @@ func testBarriers(t *testing.T, w *coretest.World, s suite) {
 		}
 		return nil
 	})
+}
+
+func testPassiveTarget(t *testing.T, w *coretest.World, s suite) {
+	// The other ranks' atomics on rank 0's memory, first while rank 0
+	// waits in a barrier (its progress thread may then sleep differently,
+	// leaving the arrivals to the polling wait), then while rank 0 does not
+	// call the library for a second: those must be served by its progress
+	// thread alone, and each rank says so with a put that rank 0 reads
+	// after its pause.
+	const perRank, pause = 20, time.Second
+	w.Run(func(r int, e *core.Engine) error {
+		n := e.Procs()
+		if err := s.ops(e).Sync(); err != nil {
+			return err
+		}
+		add := func(phase int) error {
+			for i := 0; i < perRank; i++ {
+				h, err := s.ops(e).Atomic(core.OpAdd8, sga(e, r, 1024), sga(e, 0, 0), 1, 0, core.HandleNull)
+				if err != nil {
+					return err
+				}
+				s.ops(e).Complete(h)
+				if got := word8(e.StarterMemory(core.SegStarter), 1024); got >= uint64(phase*perRank*(n-1)) {
+					return fmt.Errorf("add8 %d of phase %d fetched %d from a counter that cannot exceed %d yet", i, phase, got, phase*perRank*(n-1)-1)
+				}
+			}
+			return nil
+		}
+		if r != 0 {
+			if err := add(1); err != nil {
+				return err
+			}
+		}
+		if err := s.ops(e).Sync(); err != nil {
+			return err
+		}
+		if r == 0 {
+			time.Sleep(pause)
+			mem := e.StarterMemory(core.SegStarter)
+			for p := 1; p < n; p++ {
+				if got := atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[64+8*p]))); got != 1 {
+					return fmt.Errorf("rank %d had not completed its %d atomics on rank 0 while rank 0 did not call the library for %v (mark %d)", p, perRank, pause, got)
+				}
+			}
+		} else {
+			if err := add(2); err != nil {
+				return err
+			}
+			binary.LittleEndian.PutUint64(e.StarterMemory(core.SegStarter)[2048:], 1)
+			h, err := s.ops(e).Copy(sga(e, 0, 64+8*uint64(r)), sga(e, r, 2048), 8, core.HandleNull)
+			if err != nil {
+				return err
+			}
+			s.ops(e).Complete(h)
+		}
+		return s.ops(e).Sync()
+	})
+	assert.Equal(t, uint64(2*perRank*(len(w.Engines)-1)), word8(starter(w, 0), 0), "add8 sum on the passive rank")
 }
 
 func testConcurrentIssuers(t *testing.T, w *coretest.World, s suite) {
