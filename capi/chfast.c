@@ -91,93 +91,50 @@ static char *lock_channel(uintptr_t ch)
     return f;
 }
 
-/* Slot checksums (ml/ch slot.go checksummer): CRC-32C and CRC-32 (IEEE)
- * of the header up to the checksum and of the payload, the first in the
- * high half. Both by tables eight bytes at a time; CRC-32C by the CPU's
- * instruction where it has one (SSE 4.2). */
-static uint32_t crc_ieee[8][256], crc_castagnoli[8][256];
-static int crc_by_sse42;
+/* Slot checksums (ml/ch slot.go checksummer): four 64-bit lanes, word i of
+ * the header (up to the checksum) and then of the payload into lane i mod
+ * 4 by a multiply-and-rotate step, the lanes combined with the length and
+ * mixed. */
+#define SUM_K1 UINT64_C(0x9e3779b97f4a7c15)
+#define SUM_K2 UINT64_C(0xc2b2ae3d27d4eb4f)
 
-static void crc_tables(uint32_t t[8][256], uint32_t poly)
+static inline uint64_t sum_rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }
+static inline uint64_t sum_step(uint64_t lane, uint64_t w) { return sum_rotl(lane + w * SUM_K2, 31) * SUM_K1; }
+static inline uint64_t sum_word(const unsigned char *p)
 {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int b = 0; b < 8; b++)
-            c = c & 1 ? c >> 1 ^ poly : c >> 1;
-        t[0][i] = c;
-    }
-    for (int k = 1; k < 8; k++)
-        for (int i = 0; i < 256; i++)
-            t[k][i] = t[k - 1][i] >> 8 ^ t[0][t[k - 1][i] & 0xff];
-}
-
-__attribute__((constructor)) static void crc_init(void)
-{
-    crc_tables(crc_ieee, 0xedb88320u);
-    crc_tables(crc_castagnoli, 0x82f63b78u);
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    crc_by_sse42 = __builtin_cpu_supports("sse4.2");
-#endif
-}
-
-void acpch_checksum_by_tables(int on)
-{
-#if defined(__x86_64__)
-    crc_by_sse42 = !on && __builtin_cpu_supports("sse4.2");
-#else
-    (void)on;
-#endif
-}
-
-/* Go's crc32.Update(crc, table, p). */
-static uint32_t crc_update(const uint32_t t[8][256], uint32_t crc, const unsigned char *p, size_t n)
-{
-    crc = ~crc;
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        w ^= crc;
-        crc = t[7][w & 0xff] ^ t[6][w >> 8 & 0xff] ^ t[5][w >> 16 & 0xff] ^ t[4][w >> 24 & 0xff] ^
-              t[3][w >> 32 & 0xff] ^ t[2][w >> 40 & 0xff] ^ t[1][w >> 48 & 0xff] ^ t[0][w >> 56];
-    }
-    for (; n > 0; p++, n--)
-        crc = t[0][(crc ^ *p) & 0xff] ^ crc >> 8;
-    return ~crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, size_t n)
-{
-    uint64_t c = ~crc;
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        c = __builtin_ia32_crc32di(c, w);
-    }
-    uint32_t c32 = (uint32_t)c;
-    for (; n > 0; p++, n--)
-        c32 = __builtin_ia32_crc32qi(c32, *p);
-    return ~c32;
-}
-#endif
-
-static uint32_t crc32c(uint32_t crc, const void *p, size_t n)
-{
-#if defined(__x86_64__)
-    if (crc_by_sse42)
-        return crc32c_sse42(crc, p, n);
-#endif
-    return crc_update(crc_castagnoli, crc, p, n);
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w; /* little-endian hosts only, as the slot layout */
 }
 
 uint64_t acpch_slot_sum(const void *slot, uint64_t n)
 {
-    const char *s = slot;
-    uint32_t a = crc32c(crc32c(0, s, 32), s + ACPCH_HEADER_SIZE, n);
-    uint32_t b = crc_update(crc_ieee, crc_update(crc_ieee, 0, (const unsigned char *)s, 32),
-                            (const unsigned char *)s + ACPCH_HEADER_SIZE, n);
-    return (uint64_t)a << 32 | b;
+    const unsigned char *s = slot, *p = s + ACPCH_HEADER_SIZE;
+    uint64_t v[4] = {UINT64_C(0x60ea27f6a71f6764), SUM_K2, 0, UINT64_C(0x61c8864680b583eb)};
+    for (int i = 0; i < 4; i++)
+        v[i] = sum_step(v[i], sum_word(s + 8 * i));
+    uint64_t m = n;
+    for (; m >= 32; p += 32, m -= 32) {
+        v[0] = sum_step(v[0], sum_word(p));
+        v[1] = sum_step(v[1], sum_word(p + 8));
+        v[2] = sum_step(v[2], sum_word(p + 16));
+        v[3] = sum_step(v[3], sum_word(p + 24));
+    }
+    int i = 0;
+    for (; m >= 8; p += 8, m -= 8, i++)
+        v[i] = sum_step(v[i], sum_word(p));
+    if (m > 0) {
+        unsigned char w[8] = {0};
+        memcpy(w, p, m);
+        v[i] = sum_step(v[i], sum_word(w));
+    }
+    uint64_t h = sum_rotl(v[0], 1) + sum_rotl(v[1], 7) + sum_rotl(v[2], 12) + sum_rotl(v[3], 18) + n;
+    h ^= h >> 33;
+    h *= SUM_K2;
+    h ^= h >> 29;
+    h *= SUM_K1;
+    h ^= h >> 32;
+    return h;
 }
 
 /* Request handles: bit 63, 16 bits of the channel handle's generation,

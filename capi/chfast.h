@@ -97,8 +97,5 @@ int32_t acpch_waiting(void);
 /* The checksum of a slot written by a put: its header up to the checksum
  * and n payload bytes (ml/ch SlotSum). */
 uint64_t acpch_slot_sum(const void *slot, uint64_t n);
-/* on: compute checksums by tables only, not by the CPU's instruction (for
- * the test that compares both with Go's). */
-void acpch_checksum_by_tables(int on);
 
 #endif

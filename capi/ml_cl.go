@@ -617,8 +617,6 @@ func (t *handles[T]) clear() {
 
 // chSlotSum is C's checksum of a channel slot written by a put
 // (acpch_slot_sum), which must be ml/ch's (the test compares them).
-func chSlotSum(slot []byte, n uint64, byTables bool) uint64 {
-	C.acpch_checksum_by_tables(b2i(byTables))
-	defer C.acpch_checksum_by_tables(0)
+func chSlotSum(slot []byte, n uint64) uint64 {
 	return uint64(C.acpch_slot_sum(unsafe.Pointer(&slot[0]), C.uint64_t(n)))
 }

@@ -1,6 +1,8 @@
 package ch
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -189,5 +191,54 @@ func TestCopyToRing(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The slot checksum: every byte in its reach counts, the length counts
+// (a shorter payload is not its longer self padded with zeros), and
+// differences in the words of one lane alone are always caught.
+func TestSlotSumProperties(t *testing.T) {
+	k := newChecksummer()
+	r := rand.New(rand.NewPCG(3, 4))
+	slot := make([]byte, slotSize)
+	for i := range slot {
+		slot[i] = byte(r.Uint32())
+	}
+	const n = 1000
+	base := k.sum(slot[:hSum], slot[headerSize:headerSize+n])
+	for i := 0; i < headerSize+n; i++ {
+		if i >= hSum && i < headerSize {
+			continue // the checksum itself and the header's unused bytes
+		}
+		slot[i] ^= 1 << (i % 8)
+		assert.NotEqual(t, base, k.sum(slot[:hSum], slot[headerSize:headerSize+n]), "byte %d flipped", i)
+		slot[i] ^= 1 << (i % 8)
+	}
+
+	short := make([]byte, 37)
+	copy(short, slot[headerSize:])
+	padded := append(append([]byte(nil), short...), 0, 0, 0)
+	assert.NotEqual(t, k.sum(slot[:hSum], short), k.sum(slot[:hSum], padded))
+
+	// Random changes to the words of one lane (payload word j goes to lane
+	// j mod 4, after the header's four words).
+	for trial := 0; trial < 2000; trial++ {
+		lane := trial % 4
+		changed := append([]byte(nil), slot[:headerSize+n]...)
+		for j := lane; j < n/8; j += 4 {
+			if r.IntN(3) == 0 || j == lane {
+				binary.LittleEndian.PutUint64(changed[headerSize+8*j:], r.Uint64())
+			}
+		}
+		assert.NotEqual(t, base, k.sum(changed[:hSum], changed[headerSize:headerSize+n]), "trial %d, lane %d", trial, lane)
+	}
+}
+
+func BenchmarkSlotSum1KiB(b *testing.B) {
+	k := newChecksummer()
+	slot := make([]byte, slotSize)
+	b.SetBytes(1024)
+	for b.Loop() {
+		k.sum(slot[:hSum], slot[headerSize:headerSize+1024])
 	}
 }
