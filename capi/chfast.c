@@ -290,6 +290,8 @@ out:
     return h;
 }
 
+static int release_slots(char *f, uint64_t head);
+
 uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
 {
     if ((buf == NULL && size > 0) || (uintptr_t)buf + size < (uintptr_t)buf ||
@@ -307,6 +309,15 @@ uintptr_t acpch_recv(uintptr_t ch, void *buf, size_t size)
         e[3] = size;
         STORE(&e[1], ACPCH_POSTED);
         *U64(f, ACPCH_NEXT) = q + 1;
+        /* Slots released by a put go back here, at one short of the half
+         * at which fill releases them: a receiver that posts its next
+         * receive has usually answered the last message, so the put is
+         * off the round trip, where fill's release came between a
+         * pingpong's every fourth message and its answer (over Soft-RoCE
+         * a post is 20-30 us of the poster's time). */
+        uint64_t head = *U64(f, ACPCH_POS);
+        if (*U64(f, ACPCH_PUB_AT) == 0 && head - *U64(f, ACPCH_PUBLISHED) >= ACPCH_SLOT_COUNT / 2 - 1)
+            release_slots(f, head);
     }
     unlock(f);
     return h;
@@ -391,6 +402,21 @@ static int release_by_put(char *f, uint64_t head)
     return 1;
 }
 
+/* Releases the slots taken up to head (recv.go publish): in place when the
+ * sender's record is mapped here, else by a put; 0 when Go must. */
+static int release_slots(char *f, uint64_t head)
+{
+    uint64_t *rec = (uint64_t *)(uintptr_t)*U64(f, ACPCH_PUB_AT);
+    if (rec != NULL) {
+        STORE(&rec[0], head);
+        STORE(&rec[1], count_check(head));
+    } else if (!release_by_put(f, head)) {
+        return 0;
+    }
+    *U64(f, ACPCH_PUBLISHED) = head;
+    return 1;
+}
+
 /* fill takes landed messages of up to ACPCH_MAX_SLOTS ordered slots into
  * the receives C posted, in order, once all of a message's slots are there
  * (the ring always has room for them: the receiver releases slots when
@@ -435,20 +461,8 @@ static int fill(char *f, int *publish)
     }
     *U64(f, ACPCH_FILLED) = filled;
     *U64(f, ACPCH_POS) = head;
-    if (head - *U64(f, ACPCH_PUBLISHED) >= ACPCH_SLOT_COUNT / 2) {
-        /* Release the slots (recv.go publish): in place when the sender's
-         * record is mapped here, else through Go. */
-        uint64_t *rec = (uint64_t *)(uintptr_t)*U64(f, ACPCH_PUB_AT);
-        if (rec != NULL) {
-            STORE(&rec[0], head);
-            STORE(&rec[1], count_check(head));
-            *U64(f, ACPCH_PUBLISHED) = head;
-        } else if (release_by_put(f, head)) {
-            *U64(f, ACPCH_PUBLISHED) = head;
-        } else {
-            *publish = 1;
-        }
-    }
+    if (head - *U64(f, ACPCH_PUBLISHED) >= ACPCH_SLOT_COUNT / 2 && !release_slots(f, head))
+        *publish = 1;
     return rc;
 }
 
