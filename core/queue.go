@@ -624,8 +624,12 @@ func (e *Engine) pollUntil(cond func() bool) bool {
 // phase, leaving every request to that thread, woken by an event each
 // (over Soft-RoCE that wake-up runs inside the peer's post; BENCHMARKS.md,
 // 2026-11-29, fourth section).
-func (e *Engine) servedSince(seen *uint64) bool {
-	n := e.served.Load()
+func (e *Engine) servedSince(seen *uint64) bool { return Moved(&e.served, seen) }
+
+// Moved reports whether counter c changed since *seen, the value it had
+// when last asked, and moves *seen on.
+func Moved(c *atomic.Uint64, seen *uint64) bool {
+	n := c.Load()
 	if n == *seen {
 		return false
 	}

@@ -93,3 +93,13 @@ func TestChannelWaitsAreBracketed(t *testing.T) {
 	assert.Equal(t, int32(1), b.begins.Load())
 	assert.Equal(t, int32(1), b.ends.Load())
 }
+
+func TestMovedReportsEachChangeOnce(t *testing.T) {
+	var c atomic.Uint64
+	var seen uint64
+	assert.False(t, Moved(&c, &seen))
+	c.Add(2)
+	assert.True(t, Moved(&c, &seen))
+	assert.Equal(t, uint64(2), seen)
+	assert.False(t, Moved(&c, &seen), "the same change again")
+}

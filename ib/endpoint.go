@@ -584,7 +584,7 @@ func (e *endpoint) progressLoop() {
 			// processes, 5 alternated rounds: put pingpong medians
 			// 12.5-13.6 us at 64-256 B without this spin, 15.8-20.0
 			// with it).
-			if e.servedSince(&servedSeen) {
+			if core.Moved(&e.served, &servedSeen) {
 				gate.Worked(time.Now())
 			}
 			seen = e.appPolls.Load()
@@ -631,21 +631,22 @@ func (e *endpoint) progressLoop() {
 		app := e.appPolls.Load()
 		active := app != seenAtSleep
 		seenAtSleep = app
-		if busy || active || e.inflight.Load() > 0 {
+		switch {
+		case quiet:
+			e.idleSleep.Store(0)
+			wait = quietLease
+		case busy || active || e.inflight.Load() > 0:
 			e.idleSleep.Store(0)
 			wait = timerPeriod
 		}
-		if quiet {
-			e.idleSleep.Store(0)
-			wait = quietLease
-		} else {
+		if !quiet {
 			e.arm(busy)
 		}
 		if e.progress() {
 			e.quiet.Store(false)
 			e.idleSleep.Store(0)
 			e.deaf.Store(false)
-			if e.servedSince(&servedSeen) {
+			if core.Moved(&e.served, &servedSeen) {
 				gate.Worked(time.Now())
 			}
 			seen = e.appPolls.Load()
@@ -687,9 +688,7 @@ func (e *endpoint) arm(busy bool) {
 // holds, the queues are armed as before. So whatever an unwatched
 // operation or a peer's request needs is seen within a lease or two.
 func (e *endpoint) sleepQuiet(before bool, waitsSeen *uint64) bool {
-	waits := e.waits.Load()
-	began := waits != *waitsSeen
-	*waitsSeen = waits
+	began := core.Moved(&e.waits, waitsSeen)
 	quiet := e.waiting.Load() > 0 || before && began
 	e.quiet.Store(quiet)
 	return quiet
@@ -706,17 +705,6 @@ func (e *endpoint) WaitPolls() {
 
 // WaitEnds implements core.WaitPoller. A quiet sleep ends by itself.
 func (e *endpoint) WaitEnds() { e.waiting.Add(-1) }
-
-// servedSince reports whether a peer's request was served since *seen
-// (a count of e.served), and moves *seen on.
-func (e *endpoint) servedSince(seen *uint64) bool {
-	n := e.served.Load()
-	if n == *seen {
-		return false
-	}
-	*seen = n
-	return true
-}
 
 // takeEvents consumes the events the progress goroutine's sleep reported
 // (a bit per descriptor, in the order setup gave them).
