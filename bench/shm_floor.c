@@ -21,7 +21,7 @@
  *               channel can cost.
  *   ring        a channel's message without the library (capi/chfast.c):
  *               the sender copies the payload into the next slot of the
- *               receiver's ring (8 slots of 4 KiB, a 64-byte header) with
+ *               receiver's ring (16 slots of 4 KiB, a 64-byte header) with
  *               glibc's memcpy and stores the slot's sequence number last;
  *               the receiver polls that number, copies the payload into a
  *               buffer of its own and releases slots every half ring.
@@ -49,7 +49,7 @@
 #include "floor.h"
 
 #define SLOT_SIZE 4096
-#define SLOT_COUNT 8
+#define SLOT_COUNT 16
 #define HEADER_SIZE 64
 #define PAYLOAD (SLOT_SIZE - HEADER_SIZE)
 

@@ -39,10 +39,10 @@
 #define ACPCH_ENTRIES    16
 #define ACPCH_ENTRY_SIZE 32
 #define ACPCH_STAGE      640
-#define ACPCH_PUB_REMOTE    704
-#define ACPCH_PUB_STAGE_GA  712
-#define ACPCH_PUB_LAST      720
-#define ACPCH_PUB_STAGE     728
+#define ACPCH_PUB_REMOTE    768
+#define ACPCH_PUB_STAGE_GA  776
+#define ACPCH_PUB_LAST      784
+#define ACPCH_PUB_STAGE     792
 
 /* What a sender's C may do (ACPCH_SEND_OK, ml/ch/fast.go). */
 #define ACPCH_SEND_IN_PLACE 1
@@ -56,7 +56,7 @@
 
 /* Slots (ml/ch/slot.go). */
 #define ACPCH_SLOT_SIZE   4096
-#define ACPCH_SLOT_COUNT  8
+#define ACPCH_SLOT_COUNT  16
 #define ACPCH_HEADER_SIZE 64
 #define ACPCH_PAYLOAD     (ACPCH_SLOT_SIZE - ACPCH_HEADER_SIZE)
 #define ACPCH_KIND_FIRST  1

@@ -48,7 +48,7 @@ var BaseSettings = []Setting{
 	{Name: "size-smem", Kind: KindUint, Default: "10240", Max: ^uint64(0), Help: "bytes of basic-layer starter memory per process (acp_query_starter_ga)"},
 	{Name: "size-smem-cl", Kind: KindUint, Default: "10240", Max: ^uint64(0), Help: "bytes of communication-library starter memory per process (channels, segmented buffers)"},
 	{Name: "size-smem-dl", Kind: KindUint, Default: "10240", Max: ^uint64(0), Help: "bytes of data-library starter memory per process (the acp_malloc heap)"},
-	{Name: "size-cl-rings", Kind: KindUint, Default: "524288", Max: 1 << 40, Help: "bytes added to the communication-library starter memory, when same-host peers map starter memory (shm), for channel rings and control blocks, which those peers then write with plain stores (about 16 channel ends; further ones use private memory, reached with process_vm_writev)"},
+	{Name: "size-cl-rings", Kind: KindUint, Default: "1048576", Max: 1 << 40, Help: "bytes added to the communication-library starter memory, when same-host peers map starter memory (shm), for channel rings and control blocks, which those peers then write with plain stores (about 16 channel ends; further ones use private memory, reached with process_vm_writev)"},
 	{Name: "malloc-hook-small", Kind: KindUint, Default: "0", Max: 1, Help: "accepted for compatibility; libacp has no malloc hooks"},
 	{Name: "malloc-hook-large", Kind: KindUint, Default: "0", Max: 1, Help: "accepted for compatibility; libacp has no malloc hooks"},
 	{Name: "malloc-hook-huge", Kind: KindUint, Default: "0", Max: 1, Help: "accepted for compatibility; libacp has no malloc hooks"},

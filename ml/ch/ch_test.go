@@ -361,7 +361,7 @@ func TestAllPairsAtOnce(t *testing.T) {
 	})
 }
 
-// Many messages through a ring of 8 slots, receives posted late and in
+// Many messages through a ring of 16 slots, receives posted late and in
 // bulk; message k carries k.
 func TestManyMessagesInOrder(t *testing.T) {
 	const msgs = 2000

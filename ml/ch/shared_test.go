@@ -52,15 +52,15 @@ func TestSharedRendezvousCopy(t *testing.T) {
 
 // Over shared memory a sender streams a message up to the stream size
 // that is alone through the receiver's ring, slot after slot as the
-// receiver frees them: messages larger than the ring, receives posted late
+// receiver frees them: messages of several slots, receives posted late
 // (the sender stalls on a full ring), shorter than the message. Larger
 // messages go by rendezvous, and so do messages queued behind others (the
 // second round posts every send before the receiver posts anything).
 func TestStreamedThroughRing(t *testing.T) {
 	msgs := []msg{
 		{16<<10 + 1, 16<<10 + 1}, // just above the eager size
-		{32256, 32256},           // the whole ring, eight slots
-		{32257, 32257},           // one byte into a ninth
+		{32256, 32256},           // eight slots, half the ring
+		{32257, 32257},           // one byte into a ninth slot
 		{32 << 10, 32 << 10},     // the largest streamed message
 		{30000, 10000},           // truncated: the rest is skipped
 		{25000, 1},

@@ -19,7 +19,7 @@ import (
 // slot t only while t - released < slotCount.
 const (
 	slotSize    = 4096
-	slotCount   = 8
+	slotCount   = 16
 	headerSize  = 64
 	slotPayload = slotSize - headerSize
 	ringSize    = slotSize * slotCount

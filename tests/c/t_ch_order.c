@@ -9,7 +9,7 @@
  * - A stream mixing every protocol (0 bytes, one slot, several slots,
  *   rendezvous) keeps its order and every byte.
  * - 600 messages of 0 to 16 KiB (one to five ring slots), sent in windows
- *   of 12 while the ring holds 8 slots, so that some fit whole and some
+ *   of 12 while the ring holds 16 slots, so that some fit whole and some
  *   wait for room, and received in windows of 12: every byte, in order.
  * - Receive buffers shorter than the message keep its first bytes, longer
  *   ones are not written past the message; acp_wait_ch gives the bytes

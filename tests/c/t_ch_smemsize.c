@@ -10,7 +10,7 @@
  * size the run expects (default 8192). Where peers map starter memory
  * (shm: more than one process and shm among ACP_TRANSPORTS) the region
  * also holds the ring pool of --acp-size-cl-rings (ACP_SIZE_CL_RINGS,
- * default 524288 bytes).
+ * default 1048576 bytes).
  *
  * The region is found from GAs: the starter memories are segments 0 (BL),
  * 1 (CL) and 2 (DL) of a rank's GAs, each at offset 0 (core/ga.go), and the
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     const uint64_t size = env_u64("ACPT_CL_SIZE", 8192);
     const char *tr = getenv("ACP_TRANSPORTS");
     const int shared = np > 1 && (tr == NULL || *tr == 0 || strstr(tr, "shm") != NULL);
-    const uint64_t want = size + (shared ? env_u64("ACP_SIZE_CL_RINGS", 524288) : 0);
+    const uint64_t want = size + (shared ? env_u64("ACP_SIZE_CL_RINGS", 1048576) : 0);
 
     acp_ga_t bl = acp_query_starter_ga(me), first = acp_malloc(8, me);
     CHECK(first != ACP_GA_NULL, "acp_malloc(8) on my heap");
