@@ -144,6 +144,15 @@
 #define STR(x)         STR_(x) /* a macro's value as a string */
 
 static size_t max_size, min_size; /* -max, -min */
+
+/* The size measured after n: sizes double from 1, except that -min is
+ * measured itself when it is not a power of two (-min 1088 -max 1088
+ * times 1088 bytes alone), and sizes double from it then. */
+static size_t size_after(size_t n)
+{
+    size_t next = n ? 2 * n : 1;
+    return n < min_size && next > min_size ? min_size : next;
+}
 static int me, failures;
 static double settle_ms = 50;
 static int rounds = 3; /* chpingpong, chbw: alternated rounds per size */
@@ -530,7 +539,7 @@ static void pingpong(int nprocs)
             print_trip_titles();
         printf("\n");
     }
-    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+    for (size_t n = 0; n <= max_size; n = size_after(n)) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int reps = reps_for(n);
@@ -677,7 +686,7 @@ static void chpingpong(int nprocs)
     }
     double tch[MAX_ROUNDS], tref[MAX_ROUNDS], p50ch[MAX_ROUNDS], p99ch[MAX_ROUNDS], p50ref[MAX_ROUNDS],
         p99ref[MAX_ROUNDS];
-    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+    for (size_t n = 0; n <= max_size; n = size_after(n)) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int reps = reps_for(n);
@@ -731,7 +740,7 @@ static acp_ga_t bw_mine, bw_peer;
 static size_t bw_len(void)
 {
     size_t m = 1;
-    for (size_t n = 1; n <= max_size; n *= 2)
+    for (size_t n = 1; n <= max_size; n = size_after(n))
         if ((size_t)window_for(n) * n > m)
             m = (size_t)window_for(n) * n;
     return m;
@@ -892,7 +901,7 @@ static void chbw(int nprocs)
         printf("%13s%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec", "MB/s_put", "ratio");
     }
     double tch[MAX_ROUNDS], tref[MAX_ROUNDS];
-    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+    for (size_t n = 0; n <= max_size; n = size_after(n)) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int w = window_for(n), windows = windows_for(n, w);
@@ -927,7 +936,7 @@ static void get_latency(int nprocs)
     if (me == 1)
         for (size_t i = 0; i < max_size; i++)
             base[send_off() + i] = pat(4242, i);
-    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+    for (size_t n = 0; n <= max_size; n = size_after(n)) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int reps = reps_for(n), warm = warmup_for(reps);
@@ -968,7 +977,7 @@ static void copy_bw(int nprocs, int put)
         print_title(put ? "Unidir_put" : "Unidir_get", nprocs);
         printf("%13s%13s%13s%13s\n", "#bytes", "#repetitions", "Mbytes/sec", "Msg/sec");
     }
-    for (size_t n = 1; n <= max_size; n *= 2) {
+    for (size_t n = 1; n <= max_size; n = size_after(n)) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int w = window_for(n), windows = windows_for(n, w);
@@ -1225,7 +1234,7 @@ static void passive(int nprocs)
         print_title("Truly passive put", nprocs);
         printf("%13s%13s%13s%13s%13s\n", "#bytes", "#repetitions", "t_pure[usec]", "t_ovrl[usec]", "ratio");
     }
-    for (size_t n = 0; n <= max_size; n = n ? 2 * n : 1) {
+    for (size_t n = 0; n <= max_size; n = size_after(n)) {
         if (n < min_size)
             continue; /* -min: on every rank alike */
         int reps = reps_for(n) / 10 + 5;
