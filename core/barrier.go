@@ -206,7 +206,7 @@ func (e *Engine) barrier() error {
 	b.lock()
 	// The previous barrier's puts must be out before their words change.
 	if b.pending.Load() != 0 {
-		e.waitUntil(func() bool { return b.pending.Load() == 0 })
+		e.waitUntil("acp_sync", func() bool { return b.pending.Load() == 0 })
 	}
 	ep := b.epoch().Add(1)
 	if b.hier {
@@ -234,7 +234,7 @@ func (e *Engine) FinishSync(ep uint64) error {
 	if !b.leaderWork(e) {
 		rel := (*uint64)(b.release)
 		if atomic.LoadUint64(rel) < ep {
-			e.waitUntil(func() bool { return atomic.LoadUint64(rel) >= ep })
+			e.waitUntil("acp_sync", func() bool { return atomic.LoadUint64(rel) >= ep })
 		}
 		return nil
 	}
@@ -243,7 +243,7 @@ func (e *Engine) FinishSync(ep uint64) error {
 	arrived := (*uint64)(b.arrive)
 	want := ep * uint64(b.locals)
 	if atomic.LoadUint64(arrived) < want {
-		e.waitUntil(func() bool { return atomic.LoadUint64(arrived) >= want })
+		e.waitUntil("acp_sync", func() bool { return atomic.LoadUint64(arrived) >= want })
 	}
 	e.disseminate(ep, b.leaders)
 	atomic.StoreUint64((*uint64)(b.release), ep)
@@ -284,7 +284,7 @@ func (e *Engine) disseminate(ep uint64, among []int) {
 		}
 		mine := e.slot(round)
 		if atomic.LoadUint64(mine) < ep {
-			e.waitUntil(func() bool { return atomic.LoadUint64(mine) >= ep })
+			e.waitUntil("acp_sync", func() bool { return atomic.LoadUint64(mine) >= ep })
 		}
 	}
 }

@@ -92,13 +92,16 @@ type Engine struct {
 	// the rest.
 	devAtom deviceAtomicTransport
 
-	q        queue
-	bar      barrier
-	verbose  int
-	spin     time.Duration
-	timeout  time.Duration
-	errs     atomic.Int64 // operations completed with an error
-	failures failures     // which ones, recently
+	q       queue
+	bar     barrier
+	verbose int
+	spin    time.Duration
+	timeout time.Duration
+	// hangAfter: a wait this long prints the hang report (0: never)
+	hangAfter time.Duration
+	reports   reporters
+	errs      atomic.Int64 // operations completed with an error
+	failures  failures     // which ones, recently
 
 	stateMu sync.Mutex
 	closed  bool
@@ -142,6 +145,8 @@ func New(cfg Config) (*Engine, error) {
 		verbose: s.Int("verbose"),
 		spin:    s.Duration("progress-spin"),
 		timeout: s.Duration("peer-timeout"),
+
+		hangAfter: s.Duration("hang-report"),
 	}
 	e.rank.Store(int64(e.phys))
 	if pf := s.String("portfile"); pf != "" {

@@ -112,7 +112,7 @@ func (q *queue) issue(c cmd, order Handle) (Handle, error) {
 	q.lock()
 	for q.issued.Load()-q.done.Load() >= int64(len(q.ring)) {
 		q.unlock()
-		q.e.waitUntil(func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
+		q.e.waitUntil("an operation waiting for room in the queue (--acp-queue-depth)", func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
 		q.lock()
 	}
 	h := Handle(q.issued.Load() + 1)
@@ -173,7 +173,7 @@ func (q *queue) completed() Handle {
 	q.lock()
 	for q.issued.Load()-q.done.Load() >= int64(len(q.ring)) {
 		q.unlock()
-		q.e.waitUntil(func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
+		q.e.waitUntil("an operation waiting for room in the queue (--acp-queue-depth)", func() bool { return q.issued.Load()-q.done.Load() < int64(len(q.ring)) })
 		q.lock()
 	}
 	h := q.issued.Load() + 1
@@ -383,7 +383,7 @@ func (e *Engine) Complete(h Handle) {
 	if q.done.Load() >= target {
 		return
 	}
-	e.waitUntil(func() bool { return q.done.Load() >= target })
+	e.waitUntil("acp_complete", func() bool { return q.done.Load() >= target })
 }
 
 // Inquire reports whether h or an operation before it is still incomplete
@@ -522,16 +522,17 @@ const maxBusySpin = 15 * time.Microsecond
 // (the waiting thread does the work: no wake-up latency) for the spin time,
 // busy, then keeps polling while yielding the CPU for a little longer, then
 // sleeps on completion events so that a long wait burns no core.
-func (e *Engine) waitUntil(cond func() bool) {
+func (e *Engine) waitUntil(what string, cond func() bool) {
 	if cond() {
 		return
 	}
 	var timer *time.Timer
+	var hang HangWatch
 	for {
 		e.waitPolls()
 		done := e.pollUntil(cond)
 		e.waitEnds()
-		if done || e.sleepUntil(cond, &timer) {
+		if done || e.sleepUntil(cond, &timer, &hang, what) {
 			if timer != nil {
 				timer.Stop()
 			}
@@ -544,7 +545,7 @@ func (e *Engine) waitUntil(cond func() bool) {
 // holds, false when a peer's requests came to this process again, for
 // which the wait goes back to polling (pollUntil), where it serves them
 // itself.
-func (e *Engine) sleepUntil(cond func() bool, timer **time.Timer) bool {
+func (e *Engine) sleepUntil(cond func() bool, timer **time.Timer, hang *HangWatch, what string) bool {
 	sleep := 20 * time.Microsecond
 	if *timer == nil {
 		*timer = time.NewTimer(sleep)
@@ -570,6 +571,7 @@ func (e *Engine) sleepUntil(cond func() bool, timer **time.Timer) bool {
 		if cond() {
 			return true
 		}
+		e.WatchHang(hang, what)
 		if e.servedSince(&served) {
 			return false
 		}

@@ -67,6 +67,7 @@ var BaseSettings = []Setting{
 	{Name: "verbose", Kind: KindUint, Default: "0", Max: 3, Help: "1: print why a call failed and the transports chosen; 2: start-up details; 3: protocol trace"},
 	{Name: "queue-depth", Kind: KindUint, Default: "4096", Min: 1, Max: 1 << 20, Help: "operations in flight per process before acp_copy and the atomics wait (back-pressure)"},
 	{Name: "peer-timeout", Kind: KindDuration, Default: "30", Help: "seconds without an answer from a peer before the job is stopped with an error naming it"},
+	{Name: "hang-report", Kind: KindDuration, Default: "0", Help: "when a wait has lasted this long, print the library's state (operations in flight, channels, segmented buffers) and its goroutines' stacks to standard error, once per wait (0: never; acprun --timeout S sets S/2)"},
 	{Name: "progress-spin", Kind: KindDuration, Default: "50us", Help: "how long waits and the progress goroutine poll before they sleep (0 = sleep at once)"},
 	{Name: "transports", Kind: KindString, Default: "", Help: "comma-separated transports to use between processes (default: every available one, best first)"},
 	{Name: "bootstrap-addr", Kind: KindString, Default: "", Help: "host:port of the start-up rendezvous (set by acprun)"},

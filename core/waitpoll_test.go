@@ -50,7 +50,7 @@ func TestWaitBracketsItsPolling(t *testing.T) {
 	// A spin time far longer than the wait: it ends while polling, however
 	// slowly this machine (or the race detector) runs.
 	e, b := bracketEngine(time.Minute)
-	e.waitUntil(func() bool { return b.inside.Load() >= 50 })
+	e.waitUntil("a test", func() bool { return b.inside.Load() >= 50 })
 	assert.Equal(t, int32(1), b.begins.Load())
 	assert.Equal(t, int32(1), b.ends.Load())
 	assert.Equal(t, int32(0), b.depth.Load())
@@ -74,7 +74,7 @@ func TestSleepingWaitPollsAgainWhenServing(t *testing.T) {
 		}
 		done.Store(true)
 	}()
-	e.waitUntil(done.Load)
+	e.waitUntil("a test", done.Load)
 	assert.GreaterOrEqual(t, b.begins.Load(), int32(2), "the wait polled again after a request was served")
 	assert.Equal(t, b.begins.Load(), b.ends.Load())
 	assert.False(t, b.negative.Load())

@@ -22,10 +22,16 @@ var perJob = []string{"ACP_MYRANK", "ACP_NPROCS", "ACP_BOOTSTRAP_ADDR", "ACP_JOB
 // command lines, so that argv stays as the user wrote it. The starter sizes
 // are defaults (ACP_LAUNCHER_DEFAULTS), not settings, so that a size the
 // user chose, or one a program declares itself (iacp_starter_memory_size_*),
-// still wins in acp_init.
+// still wins in acp_init. With --timeout S, a wait that lasts S/2 prints
+// the library's hang report (--acp-hang-report), a default as well.
 func jobEnv(inherited []string, c *config, addr, key string) []string {
 	set := maps.Clone(c.env)
-	set["ACP_LAUNCHER_DEFAULTS"] = "size-smem=" + starterDefault + ",size-smem-cl=" + starterDefault + ",size-smem-dl=" + starterDefault
+	defaults := "size-smem=" + starterDefault + ",size-smem-cl=" + starterDefault + ",size-smem-dl=" + starterDefault
+	if c.timeout > 0 {
+		// A job stopped at its time limit says first where its waits stood.
+		defaults += ",hang-report=" + strconv.FormatFloat(c.timeout.Seconds()/2, 'f', -1, 64)
+	}
+	set["ACP_LAUNCHER_DEFAULTS"] = defaults
 	set["ACP_NPROCS"] = strconv.Itoa(c.np)
 	set["ACP_BOOTSTRAP_ADDR"] = addr
 	set["ACP_JOB_KEY"] = key

@@ -51,7 +51,9 @@ job. Options come before the program; "--" ends them.
   --acp-NAME VALUE, --acp-NAME=VALUE
                            any library setting below; passed to the ranks as
                            the environment variable ACP_NAME
-  --timeout S              stop the job after S seconds and exit with 124
+  --timeout S              stop the job after S seconds and exit with 124; a
+                           wait of S/2 in a rank prints the library's state
+                           (--acp-hang-report, unless set)
   -debug, --acp-debug      print what acprun does
   -h, -help, --acp-help    this text
   -v, -version, --acp-version

@@ -57,14 +57,15 @@ const kindMask = 7
 
 // Lib is one process's communication-library base.
 type Lib struct {
-	e       *core.Engine
-	me      int
-	nprocs  int
-	starter []byte
-	base    core.GA // GA of this process's CL starter memory
-	slots   uint64  // mailbox capacity
-	mem     *memory
-	prog    progress
+	e        *core.Engine
+	unreport func() // takes reportState out of the engine's hang report
+	me       int
+	nprocs   int
+	starter  []byte
+	base     core.GA // GA of this process's CL starter memory
+	slots    uint64  // mailbox capacity
+	mem      *memory
+	prog     progress
 
 	mu      sync.Mutex
 	records map[recordKey][]core.GA // consumed records no endpoint claimed yet
@@ -111,6 +112,7 @@ func Start(e *core.Engine) (*Lib, error) {
 		outbox:  map[int][]*Pair{},
 	}
 	l.prog.init()
+	l.unreport = e.AddStateReporter("channels and segmented buffers", l.reportState)
 	// The starter memory is zero at start and after acp_reset; writers that
 	// arrive before this store see capacity 0 and come back later.
 	atomic.StoreUint64(l.word(offMboxCap), l.slots)
@@ -173,6 +175,7 @@ func (l *Lib) Stop() error {
 	if l.closed.Swap(true) {
 		return nil
 	}
+	l.unreport()
 	var err error
 	if l.nprocs > 1 {
 		err = l.quiesce()

@@ -261,6 +261,7 @@ func (l *Lib) Wait(w Waiter) {
 		return
 	}
 	sleep := minSleep
+	var hang core.HangWatch
 	for {
 		core.Nap(sleep)
 		if w.Step() {
@@ -269,6 +270,7 @@ func (l *Lib) Wait(w Waiter) {
 		if w.Done() {
 			return
 		}
+		l.e.WatchHang(&hang, "a wait on a channel or segmented buffer")
 		if c, _ := l.progressAll(true); c {
 			sleep = minSleep
 		} else {

@@ -1,0 +1,97 @@
+package core
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A hang report: when a wait has lasted --acp-hang-report, the waiting
+// thread prints, once for that wait, what the library knows of its state
+// (every reporter's lines) and the stacks of the library's goroutines. A
+// job that hangs under a time limit then says where each rank stood
+// before it is killed; acprun --timeout S sets S/2 unless the user chose.
+
+// HangWatch follows one wait for the report; the zero value starts it.
+type HangWatch struct {
+	start    time.Time
+	reported bool
+}
+
+// reporters are the state reporters added with AddStateReporter.
+type reporters struct {
+	mu   sync.Mutex
+	list []stateReporter
+	next int
+	// one report at a time: two waiting threads would interleave theirs
+	printing sync.Mutex
+}
+
+type stateReporter struct {
+	name   string
+	report func(w io.Writer)
+	id     int
+}
+
+// AddStateReporter adds a part of the hang report: report writes lines
+// describing what its layer waits for (channels, segmented buffers).
+// remove takes it out again (the layer stopped).
+func (e *Engine) AddStateReporter(name string, report func(w io.Writer)) (remove func()) {
+	e.reports.mu.Lock()
+	defer e.reports.mu.Unlock()
+	e.reports.next++
+	id := e.reports.next
+	e.reports.list = append(e.reports.list, stateReporter{name, report, id})
+	return func() {
+		e.reports.mu.Lock()
+		defer e.reports.mu.Unlock()
+		e.reports.list = slices.DeleteFunc(e.reports.list, func(r stateReporter) bool { return r.id == id })
+	}
+}
+
+// WatchHang is called by a wait between its sleeps: it starts the watch on
+// its first call and prints the report once the wait has lasted the
+// hang-report setting (nothing when that is 0).
+func (e *Engine) WatchHang(h *HangWatch, what string) {
+	if e.hangAfter <= 0 || h.reported {
+		return
+	}
+	now := time.Now()
+	if h.start.IsZero() {
+		h.start = now
+		return
+	}
+	if waited := now.Sub(h.start); waited >= e.hangAfter {
+		h.reported = true
+		e.reportHang(what, waited)
+	}
+}
+
+// reportHang writes the report to the engine's standard error.
+func (e *Engine) reportHang(what string, waited time.Duration) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s has waited %v (--acp-hang-report / ACP_HANG_REPORT %v); the library's state follows\n",
+		what, waited.Round(time.Millisecond), e.hangAfter)
+	issued, done := e.q.issued.Load(), e.q.done.Load()
+	fmt.Fprintf(&b, "operations: %d issued, %d complete, %d in flight; %d completed with an error\n",
+		issued, done, issued-done, e.errs.Load())
+	e.reports.mu.Lock()
+	list := append([]stateReporter(nil), e.reports.list...)
+	e.reports.mu.Unlock()
+	for _, r := range list {
+		fmt.Fprintf(&b, "%s:\n", r.name)
+		r.report(&b)
+	}
+	stacks := make([]byte, 1<<20)
+	stacks = stacks[:runtime.Stack(stacks, true)]
+	fmt.Fprintf(&b, "the library's goroutines:\n%s", stacks)
+	e.reports.printing.Lock()
+	defer e.reports.printing.Unlock()
+	for line := range bytes.Lines(b.Bytes()) {
+		fmt.Fprintf(e.cfg.Stderr, "acp[%d]: hang report: %s", e.Rank(), line)
+	}
+}

@@ -1,0 +1,53 @@
+package core_test
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/core/coretest"
+)
+
+// A wait that lasts the hang-report setting prints, once, what it waits
+// for, every state reporter's lines and the goroutines' stacks; a wait
+// shorter than that prints nothing.
+func TestHangReportSaysWhatWaitsOnce(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet", "hang-report=0.05")
+	defer w.Close()
+	w.Run(func(rank int, e *core.Engine) error {
+		if rank == 1 {
+			time.Sleep(400 * time.Millisecond)
+			return e.Sync()
+		}
+		remove := e.AddStateReporter("a test layer", func(w io.Writer) { fmt.Fprintln(w, "  what the test layer waits for") })
+		defer remove()
+		gone := e.AddStateReporter("a layer that stopped", func(w io.Writer) { fmt.Fprintln(w, "  stale") })
+		gone()
+		return e.Sync()
+	})
+	out := w.Stderr.String()
+	assert.Equal(t, 1, strings.Count(out, "acp[0]: hang report: acp_sync has waited"), out)
+	assert.Contains(t, out, "acp[0]: hang report: operations: ")
+	assert.Contains(t, out, "acp[0]: hang report: a test layer:\nacp[0]: hang report:   what the test layer waits for\n")
+	assert.NotContains(t, out, "stale")
+	assert.Contains(t, out, "acp[0]: hang report: the library's goroutines:\nacp[0]: hang report: goroutine ")
+	assert.NotContains(t, out, "acp[1]: hang report", "rank 1 did not wait")
+}
+
+// Off by default.
+func TestNoHangReportByDefault(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet")
+	defer w.Close()
+	w.Run(func(rank int, e *core.Engine) error {
+		if rank == 1 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return e.Sync()
+	})
+	assert.NotContains(t, w.Stderr.String(), "hang report")
+}
