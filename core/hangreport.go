@@ -22,6 +22,13 @@ type HangWatch struct {
 	reported bool
 }
 
+// StateReporter is what a transport may implement to add its lines to the
+// hang report: its connections and the work each holds. It must not block
+// on a lock a hung thread may hold (TryLock, or say it is held).
+type StateReporter interface {
+	ReportState(w io.Writer)
+}
+
 // reporters are the state reporters added with AddStateReporter.
 type reporters struct {
 	mu   sync.Mutex
@@ -79,6 +86,12 @@ func (e *Engine) reportHang(what string, waited time.Duration) {
 	issued, done := e.q.issued.Load(), e.q.done.Load()
 	fmt.Fprintf(&b, "operations: %d issued, %d complete, %d in flight; %d completed with an error\n",
 		issued, done, issued-done, e.errs.Load())
+	for _, tr := range e.trs {
+		if r, ok := tr.(StateReporter); ok {
+			fmt.Fprintf(&b, "transport %s:\n", tr.Name())
+			r.ReportState(&b)
+		}
+	}
 	e.reports.mu.Lock()
 	list := append([]stateReporter(nil), e.reports.list...)
 	e.reports.mu.Unlock()

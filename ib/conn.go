@@ -367,3 +367,17 @@ func (e *endpoint) cutHandshakes() {
 	}
 	e.tcpMu.Unlock()
 }
+
+func (s connState) String() string {
+	switch s {
+	case connIdle:
+		return "idle"
+	case connConnecting:
+		return "connecting"
+	case connReady:
+		return "ready"
+	case connFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("state %d", uint8(s))
+}

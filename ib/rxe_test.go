@@ -90,6 +90,10 @@ func TestConnectionsAreLazy(t *testing.T) {
 	e.Complete(h)
 	assert.Equal(t, "lazy", string(w.Engines[1].StarterMemory(core.SegStarter)[100:104]))
 	assert.Equal(t, []int{1, 1, 0, 0}, []int{eps[0].queuePairs(), eps[1].queuePairs(), eps[2].queuePairs(), eps[3].queuePairs()})
+	// The hang report lists the one connection.
+	var report strings.Builder
+	eps[0].ReportState(&report)
+	assert.Regexp(t, `(?m)^  rank 1, path 0: ready; work requests posted [1-9]\d*, completed [1-9]\d*; .*\n  1 connection\(s\); 0 operation\(s\) waiting`, report.String())
 	w.Close()
 }
 

@@ -1,0 +1,32 @@
+package ib
+
+import (
+	"fmt"
+	"io"
+)
+
+// ReportState implements core.StateReporter for the engine's hang report:
+// each connection's state and the work it holds, and what waits for
+// peers. A thread that hangs may hold the endpoint's lock; then it says so.
+func (e *endpoint) ReportState(w io.Writer) {
+	if !e.mu.TryLock() {
+		fmt.Fprintln(w, "  the endpoint's lock is held by another thread")
+		return
+	}
+	defer e.mu.Unlock()
+	n := 0
+	for _, c := range e.conns {
+		if c == nil {
+			continue
+		}
+		n++
+		fmt.Fprintf(w, "  rank %d, path %d: %s; work requests posted %d, completed %d; send queue entries held %d; %d queued",
+			e.host.PeerRank(c.peer), c.path, c.state, c.posted, c.completed, c.sq.Load(), len(c.queue))
+		if c.err != nil {
+			fmt.Fprintf(w, "; error: %v", c.err)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  %d connection(s); %d operation(s) waiting for an owner's answer, %d key lookup(s), %d invalidation(s) in flight\n",
+		n, len(e.ops), len(e.misses), len(e.invals))
+}
