@@ -29,6 +29,17 @@ type StateReporter interface {
 	ReportState(w io.Writer)
 }
 
+// ReportLocked runs report with mu held, or writes that another thread
+// holds mu: a hang report must never wait for a lock a hung thread holds.
+func ReportLocked(w io.Writer, mu *sync.Mutex, report func()) {
+	if !mu.TryLock() {
+		fmt.Fprintln(w, "  the endpoint's lock is held by another thread")
+		return
+	}
+	defer mu.Unlock()
+	report()
+}
+
 // reporters are the state reporters added with AddStateReporter.
 type reporters struct {
 	mu   sync.Mutex

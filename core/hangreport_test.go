@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
 )
 
@@ -19,17 +18,12 @@ import (
 func TestHangReportSaysWhatWaitsOnce(t *testing.T) {
 	w := coretest.NewWorld(t, 2, "memnet", "hang-report=0.05")
 	defer w.Close()
-	w.Run(func(rank int, e *core.Engine) error {
-		if rank == 1 {
-			time.Sleep(400 * time.Millisecond)
-			return e.Sync()
-		}
-		remove := e.AddStateReporter("a test layer", func(w io.Writer) { fmt.Fprintln(w, "  what the test layer waits for") })
-		defer remove()
-		gone := e.AddStateReporter("a layer that stopped", func(w io.Writer) { fmt.Fprintln(w, "  stale") })
-		gone()
-		return e.Sync()
-	})
+	e := w.Engines[0]
+	remove := e.AddStateReporter("a test layer", func(w io.Writer) { fmt.Fprintln(w, "  what the test layer waits for") })
+	defer remove()
+	gone := e.AddStateReporter("a layer that stopped", func(w io.Writer) { fmt.Fprintln(w, "  stale") })
+	gone()
+	w.LateSync(400 * time.Millisecond)
 	out := w.Stderr.String()
 	assert.Equal(t, 1, strings.Count(out, "acp[0]: hang report: acp_sync has waited"), out)
 	assert.Contains(t, out, "acp[0]: hang report: operations: ")
@@ -43,11 +37,6 @@ func TestHangReportSaysWhatWaitsOnce(t *testing.T) {
 func TestNoHangReportByDefault(t *testing.T) {
 	w := coretest.NewWorld(t, 2, "memnet")
 	defer w.Close()
-	w.Run(func(rank int, e *core.Engine) error {
-		if rank == 1 {
-			time.Sleep(100 * time.Millisecond)
-		}
-		return e.Sync()
-	})
+	w.LateSync(100 * time.Millisecond)
 	assert.NotContains(t, w.Stderr.String(), "hang report")
 }

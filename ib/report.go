@@ -3,17 +3,17 @@ package ib
 import (
 	"fmt"
 	"io"
+
+	"github.com/libacp/libacp/core"
 )
 
 // ReportState implements core.StateReporter for the engine's hang report:
 // each connection's state and the work it holds, and what waits for
 // peers. A thread that hangs may hold the endpoint's lock; then it says so.
-func (e *endpoint) ReportState(w io.Writer) {
-	if !e.mu.TryLock() {
-		fmt.Fprintln(w, "  the endpoint's lock is held by another thread")
-		return
-	}
-	defer e.mu.Unlock()
+func (e *endpoint) ReportState(w io.Writer) { core.ReportLocked(w, &e.mu, func() { e.reportConns(w) }) }
+
+// reportConns writes ReportState's lines. Locked.
+func (e *endpoint) reportConns(w io.Writer) {
 	n := 0
 	for _, c := range e.conns {
 		if c == nil {

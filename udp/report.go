@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/libacp/libacp/core"
 )
 
 // ReportState implements core.StateReporter for the engine's hang report:
 // the peers with data in flight, and the operations waiting for peers. A
 // thread that hangs may hold the endpoint's lock; then it says so.
-func (e *endpoint) ReportState(w io.Writer) {
-	if !e.mu.TryLock() {
-		fmt.Fprintln(w, "  the endpoint's lock is held by another thread")
-		return
-	}
-	defer e.mu.Unlock()
+func (e *endpoint) ReportState(w io.Writer) { core.ReportLocked(w, &e.mu, func() { e.reportPeers(w) }) }
+
+// reportPeers writes ReportState's lines. Locked.
+func (e *endpoint) reportPeers(w io.Writer) {
 	for _, p := range e.active {
 		unacked := 0
 		for _, d := range p.inflight {

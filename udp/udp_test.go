@@ -167,3 +167,14 @@ func TestLandsOnReceipt(t *testing.T) {
 		assert.False(t, e.LandsOnReceipt(r), "rank %d", r)
 	}
 }
+
+// A barrier that waits past the hang-report setting for a rank lists the
+// transport's peers and what is in flight to them.
+func TestHangReportListsThePeers(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "udp", "hang-report=0.05")
+	defer w.Close()
+	w.LateSync(400 * time.Millisecond)
+	out := w.Stderr.String()
+	assert.Contains(t, out, "acp[0]: hang report: transport udp:\n")
+	assert.Regexp(t, `acp\[0\]: hang report:   1 peer\(s\) contacted, [01] with data in flight; 0 operation\(s\) waiting for a peer\n`, out)
+}

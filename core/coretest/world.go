@@ -119,6 +119,18 @@ func NewSettings(t testing.TB, transport string, kv ...string) *core.Settings {
 	return s
 }
 
+// LateSync runs one barrier that the last rank enters delay after the
+// others, which wait that long in it (tests of what long waits do).
+func (w *World) LateSync(delay time.Duration) {
+	w.T.Helper()
+	w.Run(func(rank int, e *core.Engine) error {
+		if rank == len(w.Engines)-1 {
+			time.Sleep(delay)
+		}
+		return e.Sync()
+	})
+}
+
 // Run runs f on every rank concurrently and fails the test with every
 // rank's error. A panic on one rank is reported as that rank's error. When
 // one rank fails, the others may be stuck in a collective forever: Run

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,6 +47,15 @@ func (w *world) close() {
 	w.Close()
 }
 
+// roleOf is rank r's end in the two-rank tests: rank 0 the source, rank 1
+// the destination.
+func roleOf(r int) segbuf.Role {
+	if r == 1 {
+		return segbuf.Dest
+	}
+	return segbuf.Source
+}
+
 func check(cond bool, format string, args ...any) error {
 	if !cond {
 		return fmt.Errorf(format, args...)
@@ -74,10 +84,7 @@ func fullCycle(t *testing.T, w *world) {
 	w.Run(func(r int, e *core.Engine) error {
 		l := w.libs[r]
 		buf := coretest.CMem(t, segSize*segNum)
-		role := segbuf.Source
-		if r == 1 {
-			role = segbuf.Dest
-		}
+		role := roleOf(r)
 		s, err := l.CreateSegbuf(role, 1-r, unsafe.Pointer(&buf[0]), segSize, segNum)
 		if err != nil {
 			return err
@@ -184,10 +191,7 @@ func TestMismatchRefused(t *testing.T) {
 	defer w.close()
 	w.Run(func(r int, e *core.Engine) error {
 		buf := coretest.CMem(t, 4096)
-		role := segbuf.Source
-		if r == 1 {
-			role = segbuf.Dest
-		}
+		role := roleOf(r)
 		s, err := w.libs[r].CreateSegbuf(role, 1-r, unsafe.Pointer(&buf[0]), uint64(64*(r+1)), 4)
 		if err != nil {
 			return err
@@ -207,10 +211,7 @@ func TestCreationOrder(t *testing.T) {
 		var bufs [][]byte
 		for i := 0; i < n; i++ {
 			buf := coretest.CMem(t, 64)
-			role := segbuf.Source
-			if r == 1 {
-				role = segbuf.Dest
-			}
+			role := roleOf(r)
 			s, err := w.libs[r].CreateSegbuf(role, 1-r, unsafe.Pointer(&buf[0]), 8, 8)
 			if err != nil {
 				return err
@@ -265,10 +266,7 @@ func TestBadInput(t *testing.T) {
 				return fmt.Errorf("CreateSegbuf(%d, %p, %d, %d) succeeded", c.peer, c.buf, c.size, c.nseg)
 			}
 		}
-		role := segbuf.Source
-		if r == 1 {
-			role = segbuf.Dest
-		}
+		role := roleOf(r)
 		s, err := l.CreateSegbuf(role, 1-r, p, 8, 8)
 		if err != nil {
 			return err
@@ -438,4 +436,33 @@ func TestOutsideWaitKeepsBackgroundAway(t *testing.T) {
 	outside.Store(0)
 	require.True(t, coretest.WaitFor(10*time.Second, func() bool { return p.background.Load() > before+3 }),
 		"the goroutine passes again once nobody waits")
+}
+
+// A connect that waits longer than the hang-report setting for its peer
+// prints the segmented buffer it waits on; the peer, which did not wait,
+// prints nothing.
+func TestHangReportListsTheSegbuf(t *testing.T) {
+	w := newWorld(t, 2, "hang-report=0.05")
+	defer w.close()
+	w.Run(func(r int, _ *core.Engine) error {
+		if r == 1 {
+			time.Sleep(400 * time.Millisecond) // rank 0's Connect waits for this end
+		}
+		buf := coretest.CMem(t, 64)
+		s, err := w.libs[r].CreateSegbuf(roleOf(r), 1-r, unsafe.Pointer(&buf[0]), 16, 4)
+		if err == nil {
+			err = s.Connect()
+		}
+		if err == nil {
+			err = s.Disconnect()
+		}
+		if err == nil {
+			err = s.Free()
+		}
+		return err
+	})
+	out := w.Stderr.String()
+	assert.Equal(t, 1, strings.Count(out, "acp[0]: hang report: a wait on a channel or segmented buffer has waited"), out)
+	assert.Regexp(t, `acp\[0\]: hang report:   segmented buffer, source end with rank 1: connected false .*; tail 0, head 0, sent 0, 0 copies in flight`, out)
+	assert.NotContains(t, out, "acp[1]: hang report")
 }
