@@ -91,7 +91,7 @@ static char *lock_channel(uintptr_t ch)
     return f;
 }
 
-/* Slot checksums (ml/ch slot.go checksummer): four 64-bit lanes, word i of
+/* Slot checksums (ml/ch slot.go slotChecksum): four 64-bit lanes, word i of
  * the header (up to the checksum) and then of the payload into lane i mod
  * 4 by a multiply-and-rotate step, the lanes combined with the length and
  * mixed. */

@@ -28,7 +28,6 @@ var errStopped = errors.New("the communication library stopped (acp_finalize or 
 type Lib struct {
 	seg      *segbuf.Lib
 	e        *core.Engine
-	sum      checksummer
 	helped   atomic.Uint64 // pieces of shared rendezvous copies we copied as the sender
 	streamed atomic.Uint64 // messages above eagerMax we sent through the ring
 	ahead    atomic.Uint64 // rendezvous copies started before the one ahead finished (prefetch)
@@ -48,7 +47,7 @@ func (l *Lib) CopiedAhead() uint64 { return l.ahead.Load() }
 
 // New starts the channel library on a communication-library base.
 func New(seg *segbuf.Lib) *Lib {
-	return &Lib{seg: seg, e: seg.Engine(), sum: newChecksummer()}
+	return &Lib{seg: seg, e: seg.Engine()}
 }
 
 type opKind uint8

@@ -9,7 +9,7 @@ func (c *Channel) Landed() int {
 	defer c.unlock()
 	n := 0
 	for ; n < slotCount; n++ {
-		if _, ok := c.l.sum.landed(slotAt(c.ring.Ptr, c.head+uint64(n)), c.head+uint64(n)+1); !ok {
+		if _, ok := landedSlot(slotAt(c.ring.Ptr, c.head+uint64(n)), c.head+uint64(n)+1); !ok {
 			break
 		}
 	}

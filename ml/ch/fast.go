@@ -288,7 +288,7 @@ var _ [slotCount - (slotCount/2 - 1) - maxFillSlots]struct{}
 // returned), 0 while one is missing, -1 when C does not take it (a
 // rendezvous, or something a sender never writes: Go's take reports it).
 func (c *Channel) landedMessage() (total, k uint64, ready int) {
-	h, ok := c.l.sum.landed(slotAt(c.ring.Ptr, c.head), c.head+1)
+	h, ok := landedSlot(slotAt(c.ring.Ptr, c.head), c.head+1)
 	if !ok {
 		return 0, 0, 0
 	}
@@ -297,7 +297,7 @@ func (c *Channel) landedMessage() (total, k uint64, ready int) {
 	}
 	k = max(1, (h.total+slotPayload-1)/slotPayload)
 	for i := uint64(1); i < k; i++ {
-		hi, ok := c.l.sum.landed(slotAt(c.ring.Ptr, c.head+i), c.head+i+1)
+		hi, ok := landedSlot(slotAt(c.ring.Ptr, c.head+i), c.head+i+1)
 		if !ok {
 			return 0, 0, 0
 		}

@@ -38,7 +38,7 @@ func (c *Channel) progressRecv(background bool) (changed bool) {
 			continue
 		}
 		s := slotAt(c.ring.Ptr, c.head)
-		h, ok := c.l.sum.landed(s, c.head+1)
+		h, ok := landedSlot(s, c.head+1)
 		if !ok {
 			empty = true
 			break
@@ -314,7 +314,7 @@ func (c *Channel) prefetch() bool {
 		return false
 	}
 	s := slotAt(c.ring.Ptr, c.head+1)
-	h, ok := c.l.sum.landed(s, c.head+2)
+	h, ok := landedSlot(s, c.head+2)
 	if !ok || h.kind != slotRendezvous {
 		return false
 	}

@@ -118,7 +118,7 @@ func (c *Channel) writeSlot(h header, payload unsafe.Pointer) error {
 		return nil
 	}
 	s := slotAt(c.ring.Ptr, i)
-	n := c.l.sum.write(s, c.tail+1, h, payload)
+	n := writeStaged(s, c.tail+1, h, payload)
 	off := core.GA(i * slotSize)
 	hd, err := c.l.e.Copy(c.p.RemoteBuf()+off, c.ring.GA+off, n, core.HandleNull)
 	if err != nil {

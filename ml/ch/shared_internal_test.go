@@ -78,7 +78,7 @@ func TestFailingReceiverWaitsForClaimedPiece(t *testing.T) {
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			c.lock()
 			s := slotAt(c.ring.Ptr, c.head)
-			if h, ok := c.l.sum.landed(s, c.head+1); ok {
+			if h, ok := landedSlot(s, c.head+1); ok {
 				if q, err = c.post(opRecv, unsafe.Pointer(&b[0]), size); err == nil {
 					c.recv = append(c.recv, q)
 					_, err = c.take(s, h)

@@ -175,23 +175,6 @@ type header struct {
 	aux     uint64
 }
 
-// checksummer computes slot checksums: a 64-bit hash of four lanes, each
-// 8-byte word of the header (up to the checksum) and of the payload going
-// into lane (word index mod 4) through a bijective multiply-and-rotate
-// step, the lanes then combined with the length and mixed. A slot that
-// differs from the bytes summed only in the words of one lane always
-// fails the check (every step is a bijection of its lane's state); a slot
-// of old and new bytes in several lanes passes with probability about
-// 2^-64. It replaced CRC-32C beside CRC-32: per byte a multiplication
-// costs less than either, on hardware (0.13 us a KiB against 0.71 on the
-// Xeon host) and far less where instructions are emulated (0.5 against 9
-// us in the Soft-RoCE guest, which sums each slot at both ends;
-// BENCHMARKS.md, 2026-11-29, fourth section). capi/chfast.c has the same
-// code (its test compares them).
-type checksummer struct{}
-
-func newChecksummer() checksummer { return checksummer{} }
-
 // Slot sum constants: odd, with bits spread (multiplication by them is a
 // bijection of 64-bit words).
 const (
@@ -204,8 +187,20 @@ const (
 
 func sumStep(lane, w uint64) uint64 { return bits.RotateLeft64(lane+w*sumK2, 31) * sumK1 }
 
-// sum hashes head (hSum bytes: four words, one per lane) and payload.
-func (k checksummer) sum(head, payload []byte) uint64 {
+// slotChecksum is a slot's checksum: a 64-bit hash of four lanes. Each
+// 8-byte word of head (the header up to the checksum, hSum bytes: one word
+// per lane) and then of payload goes into lane (word index mod 4) through
+// a bijective multiply-and-rotate step; the lanes are then combined with
+// the length and mixed. A slot that differs from the bytes summed only in
+// the words of one lane always fails the check (every step is a bijection
+// of its lane's state); a slot of old and new bytes in several lanes
+// passes with probability about 2^-64. It replaced CRC-32C beside CRC-32:
+// per byte a multiplication costs less than either, on hardware (0.13 us
+// a KiB against 0.71 on the Xeon host) and far less where instructions
+// are emulated (0.5 against 9 us in the Soft-RoCE guest, which sums each
+// slot at both ends; BENCHMARKS.md, 2026-11-29, fourth section).
+// capi/chfast.c has the same code (its test compares them).
+func slotChecksum(head, payload []byte) uint64 {
 	v := [4]uint64{sumV0, sumK2, 0, sumV3}
 	for i := range v {
 		v[i] = sumStep(v[i], le.Uint64(head[8*i:]))
@@ -254,7 +249,7 @@ func slotAt(base unsafe.Pointer, i uint64) []byte {
 }
 
 // write fills a staging slot and returns the bytes to put.
-func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointer) uint64 {
+func writeStaged(s []byte, seq uint64, h header, payload unsafe.Pointer) uint64 {
 	le.PutUint64(s[hSeq:], seq)
 	le.PutUint32(s[hKind:], h.kindWord())
 	le.PutUint32(s[hLen:], uint32(h.n))
@@ -263,7 +258,7 @@ func (k checksummer) write(s []byte, seq uint64, h header, payload unsafe.Pointe
 	if h.n > 0 {
 		copy(s[headerSize:headerSize+h.n], unsafe.Slice((*byte)(payload), h.n))
 	}
-	le.PutUint64(s[hSum:], k.sum(s[:hSum], s[headerSize:headerSize+h.n]))
+	le.PutUint64(s[hSum:], slotChecksum(s[:hSum], s[headerSize:headerSize+h.n]))
 	return headerSize + h.n
 }
 
@@ -296,7 +291,7 @@ func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&s[hSeq])), seq)
 }
 
-// landed reports whether slot s holds the complete slot seq, and decodes
+// landedSlot reports whether slot s holds the complete slot seq, and decodes
 // its header.
 //
 // A put's bytes land while we read them (over ib the adapter's driver
@@ -306,7 +301,7 @@ func writeOrdered(s []byte, seq uint64, h header, payload unsafe.Pointer) {
 // not decoded the old offset, and the checksum, computed a moment later
 // over memory that was whole by then, passed it (an 8 KiB channel message
 // over ib failed every time with "continues a message at offset 0").
-func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
+func landedSlot(s []byte, seq uint64) (header, bool) {
 	if atomic.LoadUint64((*uint64)(unsafe.Pointer(&s[hSeq]))) != seq {
 		return header{}, false
 	}
@@ -327,7 +322,7 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 		// (writeOrdered): what we read after the number is whole.
 		return h, true
 	}
-	if k.sum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {
+	if slotChecksum(s[:hSum], s[headerSize:headerSize+h.n]) != le.Uint64(s[hSum:]) {
 		return header{}, false
 	}
 	// The checksum held for the memory as it is now; the copy decoded
@@ -345,7 +340,5 @@ func (k checksummer) landed(s []byte, seq uint64) (header, bool) {
 // to the checksum and its first n payload bytes. capi/chfast.c writes and
 // checks slots with its own code for it; its test compares the two.
 func SlotSum(slot []byte, n uint64) uint64 {
-	return slotSums.sum(slot[:hSum], slot[headerSize:headerSize+n])
+	return slotChecksum(slot[:hSum], slot[headerSize:headerSize+n])
 }
-
-var slotSums = newChecksummer()

@@ -18,49 +18,48 @@ import (
 // A slot whose bytes have not all landed is not taken: whatever mix of the
 // old and the new content the receiver sees, it waits for the whole slot.
 func TestSlotLandsOnlyWhenComplete(t *testing.T) {
-	k := newChecksummer()
 	payload := make([]byte, slotPayload)
 	for i := range payload {
 		payload[i] = byte(i*7 + 3)
 	}
 	h := header{kind: slotFirst, n: slotPayload, total: 100000, aux: 0}
 	full := make([]byte, slotSize)
-	n := k.write(full, 42, h, unsafe.Pointer(&payload[0]))
+	n := writeStaged(full, 42, h, unsafe.Pointer(&payload[0]))
 	require.Equal(t, uint64(slotSize), n)
 
-	got, ok := k.landed(full, 42)
+	got, ok := landedSlot(full, 42)
 	require.True(t, ok)
 	assert.Equal(t, h, got)
-	_, ok = k.landed(full, 41)
+	_, ok = landedSlot(full, 41)
 	assert.False(t, ok, "another sequence number")
 
 	// The previous lap of the same slot, then the new one landing byte by
 	// byte, in order and from the back: no prefix or suffix is taken.
 	old := make([]byte, slotSize)
-	k.write(old, 34, header{kind: slotFirst, n: 10, total: 10}, unsafe.Pointer(&payload[5]))
+	writeStaged(old, 34, header{kind: slotFirst, n: 10, total: 10}, unsafe.Pointer(&payload[5]))
 	for _, cut := range []int{0, 8, hSum, hSum + 8, headerSize, headerSize + 1, slotSize / 2, int(n) - 1} {
 		mix := append([]byte(nil), old...)
 		copy(mix[:cut], full[:cut])
-		_, ok := k.landed(mix, 42)
+		_, ok := landedSlot(mix, 42)
 		assert.False(t, ok, "front %d bytes landed", cut)
 		if cut == 0 {
 			continue // the whole slot
 		}
 		mix = append([]byte(nil), old...)
 		copy(mix[cut:], full[cut:])
-		_, ok = k.landed(mix, 42)
+		_, ok = landedSlot(mix, 42)
 		assert.False(t, ok, "back from byte %d landed", cut)
 	}
 	// One payload byte still old.
 	mix := append([]byte(nil), full...)
 	mix[headerSize+1000] ^= 0x55
-	_, ok = k.landed(mix, 42)
+	_, ok = landedSlot(mix, 42)
 	assert.False(t, ok, "one payload byte differs")
 
 	// A header claiming more payload than a slot holds is never taken.
 	bad := append([]byte(nil), full...)
 	le.PutUint32(bad[hLen:], slotPayload+1)
-	_, ok = k.landed(bad, 42)
+	_, ok = landedSlot(bad, 42)
 	assert.False(t, ok)
 }
 
@@ -75,7 +74,6 @@ func TestSlotLandsOnlyWhenComplete(t *testing.T) {
 // last chunk of an 8 KiB message (offset 8064).
 func TestSlotHeaderIsReadOnce(t *testing.T) {
 	const laps = 20000
-	k := newChecksummer()
 	payload := make([]byte, 128)
 	for i := range payload {
 		payload[i] = byte(i*5 + 1)
@@ -90,7 +88,7 @@ func TestSlotHeaderIsReadOnce(t *testing.T) {
 	slots := make([][]byte, laps)
 	for l := range slots {
 		slots[l] = make([]byte, slotSize)
-		k.write(slots[l], seq(l), hdr(l), unsafe.Pointer(&payload[0]))
+		writeStaged(slots[l], seq(l), hdr(l), unsafe.Pointer(&payload[0]))
 	}
 	words := int(headerSize+128) / 8
 	ring := coretest.CMem(t, slotSize)
@@ -118,7 +116,7 @@ func TestSlotHeaderIsReadOnce(t *testing.T) {
 		}
 	}()
 	for l := 0; l < laps; {
-		if h, ok := k.landed(ring, seq(l)); ok {
+		if h, ok := landedSlot(ring, seq(l)); ok {
 			require.Equal(t, hdr(l), h, "lap %d", l)
 			taken.Store(int64(l))
 			l++
@@ -127,12 +125,11 @@ func TestSlotHeaderIsReadOnce(t *testing.T) {
 }
 
 func TestEmptySlot(t *testing.T) {
-	k := newChecksummer()
 	s := make([]byte, slotSize)
-	_, ok := k.landed(s, 1)
+	_, ok := landedSlot(s, 1)
 	assert.False(t, ok, "a zeroed slot")
-	k.write(s, 1, header{kind: slotFirst}, nil)
-	got, ok := k.landed(s, 1)
+	writeStaged(s, 1, header{kind: slotFirst}, nil)
+	got, ok := landedSlot(s, 1)
 	require.True(t, ok)
 	assert.Equal(t, uint64(0), got.n)
 }
@@ -141,7 +138,7 @@ func TestEmptySlot(t *testing.T) {
 // every one of its slots landed; what a sender never writes is left to Go.
 func TestLandedMessageWaitsForEverySlot(t *testing.T) {
 	ring := make([]byte, ringSize)
-	c := &Channel{l: &Lib{sum: newChecksummer()}, ring: segbuf.Block{Ptr: unsafe.Pointer(&ring[0])}, head: 6}
+	c := &Channel{l: &Lib{}, ring: segbuf.Block{Ptr: unsafe.Pointer(&ring[0])}, head: 6}
 	const total = 2*slotPayload + 100 // three slots, wrapping around the ring
 	msg := make([]byte, total)
 	for i := range msg {
@@ -198,27 +195,26 @@ func TestCopyToRing(t *testing.T) {
 // (a shorter payload is not its longer self padded with zeros), and
 // differences in the words of one lane alone are always caught.
 func TestSlotSumProperties(t *testing.T) {
-	k := newChecksummer()
 	r := rand.New(rand.NewPCG(3, 4))
 	slot := make([]byte, slotSize)
 	for i := range slot {
 		slot[i] = byte(r.Uint32())
 	}
 	const n = 1000
-	base := k.sum(slot[:hSum], slot[headerSize:headerSize+n])
+	base := slotChecksum(slot[:hSum], slot[headerSize:headerSize+n])
 	for i := 0; i < headerSize+n; i++ {
 		if i >= hSum && i < headerSize {
 			continue // the checksum itself and the header's unused bytes
 		}
 		slot[i] ^= 1 << (i % 8)
-		assert.NotEqual(t, base, k.sum(slot[:hSum], slot[headerSize:headerSize+n]), "byte %d flipped", i)
+		assert.NotEqual(t, base, slotChecksum(slot[:hSum], slot[headerSize:headerSize+n]), "byte %d flipped", i)
 		slot[i] ^= 1 << (i % 8)
 	}
 
 	short := make([]byte, 37)
 	copy(short, slot[headerSize:])
 	padded := append(append([]byte(nil), short...), 0, 0, 0)
-	assert.NotEqual(t, k.sum(slot[:hSum], short), k.sum(slot[:hSum], padded))
+	assert.NotEqual(t, slotChecksum(slot[:hSum], short), slotChecksum(slot[:hSum], padded))
 
 	// Random changes to the words of one lane (payload word j goes to lane
 	// j mod 4, after the header's four words).
@@ -230,15 +226,14 @@ func TestSlotSumProperties(t *testing.T) {
 				binary.LittleEndian.PutUint64(changed[headerSize+8*j:], r.Uint64())
 			}
 		}
-		assert.NotEqual(t, base, k.sum(changed[:hSum], changed[headerSize:headerSize+n]), "trial %d, lane %d", trial, lane)
+		assert.NotEqual(t, base, slotChecksum(changed[:hSum], changed[headerSize:headerSize+n]), "trial %d, lane %d", trial, lane)
 	}
 }
 
 func BenchmarkSlotSum1KiB(b *testing.B) {
-	k := newChecksummer()
 	slot := make([]byte, slotSize)
 	b.SetBytes(1024)
 	for b.Loop() {
-		k.sum(slot[:hSum], slot[headerSize:headerSize+1024])
+		slotChecksum(slot[:hSum], slot[headerSize:headerSize+1024])
 	}
 }
