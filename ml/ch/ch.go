@@ -13,6 +13,7 @@ package ch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -525,29 +526,30 @@ func (c *Channel) release() {
 	// The fast block goes when the channel is unlocked (unlock writes it).
 }
 
-// State implements segbuf.StateReporter: the end's counts and what it
-// waits for, for the engine's hang report.
-func (c *Channel) State() string {
+// ReportState implements core.StateReporter: the end's counts and what
+// it waits for, a line of the engine's hang report.
+func (c *Channel) ReportState(w io.Writer) {
 	if !c.tryLock() {
-		return c.name() + ": locked by a thread that is using it"
+		fmt.Fprintf(w, "  %s: locked by a thread that is using it\n", c.name())
+		return
 	}
 	defer c.unlock()
-	s := c.name() + ", " + c.p.State()
+	fmt.Fprintf(w, "  %s, %s", c.name(), c.p.State())
 	if c.role == segbuf.Source {
-		s += fmt.Sprintf("; sender: %d slots written, %d released, %d send(s) not yet written, %d rendezvous send(s) unfinished",
+		fmt.Fprintf(w, "; sender: %d slots written, %d released, %d send(s) not yet written, %d rendezvous send(s) unfinished",
 			c.tail, c.p.Count(), len(c.push), len(c.rdv))
 	} else {
-		s += fmt.Sprintf("; receiver: %d slots taken, %d released, %d receive(s) posted, message half taken %v, rendezvous copy %v",
+		fmt.Fprintf(w, "; receiver: %d slots taken, %d released, %d receive(s) posted, message half taken %v, rendezvous copy %v",
 			c.head, c.published, len(c.recv), c.msgOn, c.get != nil)
 	}
 	if !c.fastGone {
-		s += fmt.Sprintf("; C requests %d, of them filled %d", *c.fw(fNext), *c.fw(fFilled))
+		fmt.Fprintf(w, "; C requests %d, of them filled %d", *c.fw(fNext), *c.fw(fFilled))
 	}
 	if c.closing || c.lingering || c.released {
-		s += fmt.Sprintf("; freeing (closing %v, lingering %v, released %v)", c.closing, c.lingering, c.released)
+		fmt.Fprintf(w, "; freeing (closing %v, lingering %v, released %v)", c.closing, c.lingering, c.released)
 	}
 	if c.err != nil {
-		s += fmt.Sprintf("; broken: %v", c.err)
+		fmt.Fprintf(w, "; broken: %v", c.err)
 	}
-	return s
+	fmt.Fprintln(w)
 }

@@ -3,16 +3,13 @@ package segbuf
 import (
 	"fmt"
 	"io"
+
+	"github.com/libacp/libacp/core"
 )
 
-// StateReporter is a poller that can describe itself for the engine's hang
-// report (core Engine.AddStateReporter): one line saying what it has sent
-// and taken and what it waits for.
-type StateReporter interface {
-	State() string
-}
-
-// reportState lists every endpoint the library progresses.
+// reportState lists every endpoint the library progresses that describes
+// itself (core.StateReporter: a line saying what it has sent and taken and
+// what it waits for).
 func (l *Lib) reportState(w io.Writer) {
 	l.prog.mu.Lock()
 	list := make([]Poller, 0, len(l.prog.pollers))
@@ -22,8 +19,8 @@ func (l *Lib) reportState(w io.Writer) {
 	l.prog.mu.Unlock()
 	n := 0
 	for _, p := range list {
-		if r, ok := p.(StateReporter); ok {
-			fmt.Fprintf(w, "  %s\n", r.State())
+		if r, ok := p.(core.StateReporter); ok {
+			r.ReportState(w)
 			n++
 		}
 	}
@@ -46,12 +43,10 @@ func (p *Pair) State() string {
 	return s
 }
 
-// State implements StateReporter.
-func (s *Segbuf) State() string {
-	if !s.mu.TryLock() {
-		return "segmented buffer: locked by a thread that is using it"
-	}
-	defer s.mu.Unlock()
-	return fmt.Sprintf("segmented buffer, %s; tail %d, head %d, sent %d, %d copies in flight",
-		s.p.State(), s.tail, s.head, s.sent, len(s.inflight))
+// ReportState implements core.StateReporter.
+func (s *Segbuf) ReportState(w io.Writer) {
+	core.ReportLocked(w, &s.mu, func() {
+		fmt.Fprintf(w, "  segmented buffer, %s; tail %d, head %d, sent %d, %d copies in flight\n",
+			s.p.State(), s.tail, s.head, s.sent, len(s.inflight))
+	})
 }
