@@ -61,6 +61,12 @@ func (e *Engine) programGA(what string, ga GA) error {
 // CopyFor is Copy that also records a failure at the owner in r (nil:
 // nowhere); failures visible at the call are returned as by Copy.
 func (e *Engine) CopyFor(r *Report, dst, src GA, n uint64, order Handle) (Handle, error) {
+	return e.copyFor(r, dst, src, n, order, nil)
+}
+
+// copyFor is CopyFor with the source owner's packed key, if any (k may be
+// nil), which a read from that owner uses (CopyCarried).
+func (e *Engine) copyFor(r *Report, dst, src GA, n uint64, order Handle, k *CarriedKey) (Handle, error) {
 	l := e.layout
 	dr, sr := l.Rank(dst), l.Rank(src)
 	if dr < 0 {
@@ -98,6 +104,9 @@ func (e *Engine) CopyFor(r *Report, dst, src GA, n uint64, order Handle) (Handle
 		c.kind, c.peer = kindPut, e.peerOf(dr)
 	case dDirect:
 		c.kind, c.peer = kindGet, e.peerOf(sr)
+		if len(k.Bytes()) > 0 {
+			c.carried = k
+		}
 	default:
 		c.kind, c.peer = kindCopyRemote, e.peerOf(sr)
 	}
@@ -341,7 +350,15 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 			return err, true
 		}
 		c.pin = dr
-		e.transportTo(c.peer).Get(c.peer, c.src, d, c.size, c)
+		t := e.transportTo(c.peer)
+		if kc, ok := t.(KeyCarrier); ok && c.carried != nil {
+			k := c.carried
+			c.carried = nil // read during the call (CopyCarried)
+			kc.GetCarried(c.peer, c.src, d, c.size, k.Bytes(), c)
+			return nil, false
+		}
+		c.carried = nil
+		t.Get(c.peer, c.src, d, c.size, c)
 		return nil, false
 
 	case kindLocalAtomic:

@@ -60,6 +60,10 @@ type cmd struct {
 	at     unsafe.Pointer // where a kindAtomicFetch stores the old value (in pin's region, or mapped)
 	word   uint64         // fetched value on its way to a remote result location
 	report *Report        // where the issuer wants a failure recorded, or nil
+	// carried is the source owner's packed key of a kindGet
+	// (CopyCarried), the caller's: used only while the call that issued
+	// it runs (an operation without an order starts at once).
+	carried *CarriedKey
 }
 
 // The lock, the counters and the done flags live in the fast state (see

@@ -149,6 +149,12 @@ type endpoint struct {
 	atomics   []atomicReq
 	fatal     error
 	nconn     int // queue pairs created (statistics, tests)
+	// keyRequests counts the key requests sent, revocations the
+	// invalidations sent to peers that had a key, carriedReads the reads
+	// that used a key their owner packed instead (statistics, tests).
+	keyRequests  uint64
+	revocations  uint64
+	carriedReads atomic.Uint64
 	// served counts the requests peers sent us (control messages,
 	// atomics, key requests, invalidations): the work after which the
 	// progress goroutine polls on, since the peer's next request tends to

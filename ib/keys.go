@@ -121,6 +121,7 @@ func (e *endpoint) UnregisterRegion(r *core.Region) {
 			continue
 		}
 		w.waiting[peer] = true
+		e.revocations++
 		e.sendMsg(peer, encodeInval(make([]byte, invalLen), mInval, r.Seg, lr.serial))
 	}
 	if len(w.waiting) > 0 {
@@ -299,6 +300,7 @@ func (e *endpoint) awaitKey(o *op) {
 	if m == nil {
 		m = &miss{}
 		e.misses[k] = m
+		e.keyRequests++
 		e.sendTimed(o.peer, encodeKeyReq(make([]byte, keyReqLen), seg, o.ga), &m.sent)
 	}
 	m.ops = append(m.ops, o)

@@ -35,6 +35,9 @@ type op struct {
 	val    uint64
 	err    error
 	done   bool
+	// carried: the owner's key packed for this read (GetCarried), used
+	// instead of the cache's.
+	carried *rkey
 }
 
 type slotKind uint8
@@ -334,14 +337,17 @@ func (e *endpoint) resolve(c *conn, o *op) (raddr uint64, rkey uint32, st core.S
 		s := c.remote.starters[d.Seg]
 		base, size, offBase, rkey = s.base, s.size, s.offBase, s.rkey
 	} else {
-		k := e.keys.get(o.peer, d.Seg)
+		k := o.carried
+		if k == nil {
+			k = e.keys.get(o.peer, d.Seg)
+		}
 		if k == nil {
 			return 0, 0, 0, true
 		}
 		if k.color != d.Color {
 			return 0, 0, core.StatusBadSegment, false
 		}
-		if !k.inFast {
+		if !k.inFast && k != o.carried {
 			// Its slot on the C side was busy when it was learnt.
 			e.fastKeyPut(k)
 		}

@@ -97,6 +97,71 @@ func TestConnectionsAreLazy(t *testing.T) {
 	w.Close()
 }
 
+// A read with the key its owner packed (core.KeyCarrier: a channel's
+// rendezvous) fetches no key and leaves none to revoke: the reader's
+// cache stays without it, the owner lists no fetcher, and the owner's
+// unregistration sends no invalidation. An ordinary read of another
+// registration, for contrast, fetches its key.
+func TestCarriedKeyIsNeitherFetchedNorRevoked(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=65536")
+	eps := endpointsOf(t, 2)
+	mem := coretest.CMem(t, 3*4096)
+	a, b := mem[:4096], mem[8192:]
+	for i := range a {
+		a[i], b[i] = byte(i*7), byte(i*11)
+	}
+	e0, e1 := w.Engines[0], w.Engines[1]
+	keyA, err := e1.Register(unsafe.Pointer(&a[0]), 4096, 0)
+	require.NoError(t, err)
+	keyB, err := e1.Register(unsafe.Pointer(&b[0]), 4096, 0)
+	require.NoError(t, err)
+	var packed core.CarriedKey
+	require.True(t, e1.PackKey(keyA, 0, &packed), "no key packed for rank 0")
+	require.Equal(t, ckLen, int(packed.N))
+
+	fetches := func() uint64 { eps[0].mu.Lock(); defer eps[0].mu.Unlock(); return eps[0].keyRequests }
+	fetchers := func(key core.GA) int {
+		eps[1].mu.Lock()
+		defer eps[1].mu.Unlock()
+		return len(eps[1].regs[e1.Layout().Seg(key)].fetchers)
+	}
+	cached := func(key core.GA) bool {
+		eps[0].mu.Lock()
+		defer eps[0].mu.Unlock()
+		return eps[0].keys.get(1, e1.Layout().Seg(key)) != nil
+	}
+	mine := e0.StarterMemory(core.SegStarter)
+	before, reads := fetches(), eps[0].carriedReads.Load()
+	h, err := e0.CopyCarried(starterGA(e0, 0, 0), keyA+16, 4000, &packed)
+	require.NoError(t, err)
+	e0.Complete(h)
+	require.Zero(t, e0.Errors())
+	assert.Equal(t, a[16:4016], mine[:4000])
+	assert.Equal(t, uint64(1), eps[0].carriedReads.Load()-reads)
+	assert.Equal(t, before, fetches(), "a key was fetched for a read that carried one")
+	assert.False(t, cached(keyA), "the carried key entered the cache")
+	assert.Zero(t, fetchers(keyA), "the owner lists a fetcher of the carried key")
+
+	h, err = e0.Copy(starterGA(e0, 0, 0), keyB, 4096, core.HandleNull)
+	require.NoError(t, err)
+	e0.Complete(h)
+	assert.Equal(t, b, mine[:4096])
+	assert.Equal(t, before+1, fetches(), "the ordinary read fetched no key")
+	assert.True(t, cached(keyB))
+	assert.Equal(t, 1, fetchers(keyB))
+
+	// Only B's key is revoked.
+	revoked := func() uint64 { eps[1].mu.Lock(); defer eps[1].mu.Unlock(); return eps[1].revocations }
+	r0 := revoked()
+	require.NoError(t, e1.Unregister(keyA))
+	assert.Equal(t, r0, revoked(), "unregistering A revoked a key")
+	require.NoError(t, e1.Unregister(keyB))
+	assert.Equal(t, r0+1, revoked(), "unregistering B revoked no key")
+	assert.False(t, cached(keyB), "B's key survived its unregistration")
+	w.Close()
+}
+
 // A key cached by a peer must never reach freed memory: rank 1 registers
 // A, rank 0 writes into it (and caches its key), rank 1 unregisters A and
 // registers B, which gets A's segment number again; rank 0 then writes

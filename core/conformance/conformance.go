@@ -64,6 +64,7 @@ func RunWithOps(t *testing.T, transport string, ops func(e *core.Engine) Ops, se
 		{"CompleteAndInquire", 2, nil, testCompleteAndInquire},
 		{"RemoteAccessErrors", 2, nil, testRemoteAccessErrors},
 		{"RegisteredMemory", 2, nil, testRegisteredMemory},
+		{"CarriedKeys", 2, nil, testCarriedKeys},
 		{"BackPressure", 2, []string{"queue-depth=8"}, testBackPressure},
 		{"Barriers", 5, nil, testBarriers},
 		{"PassiveTarget", 3, nil, testPassiveTarget},
@@ -444,6 +445,74 @@ func testRemoteAccessErrors(t *testing.T, w *coretest.World, s suite) {
 		return s.ops(e).Sync()
 	})
 	assert.Equal(t, before, starter(w, 1), "rejected accesses changed the owner's memory")
+}
+
+// testCarriedKeys: a read with the key its owner packed (Engine.PackKey,
+// CopyCarried) copies what an ordinary read copies and stays within the
+// registration; a key that names another registration is ignored, and so
+// is none. Over transports without keys to carry (PackKey reports none)
+// every such copy is an ordinary one.
+func testCarriedKeys(t *testing.T, w *coretest.World, s suite) {
+	const size = 4096
+	mem := coretest.CMem(t, 3*size)
+	a, b := mem[:size], mem[2*size:] // rank 1's, a page apart
+	fill(a, 11)
+	fill(b, 12)
+	// Registered and packed before the ranks run (w.Run orders it before
+	// their reads).
+	owner := w.Engines[1]
+	keyA, err := owner.Register(unsafe.Pointer(&a[0]), size, 0)
+	require.NoError(t, err)
+	keyB, err := owner.Register(unsafe.Pointer(&b[0]), size, 0)
+	require.NoError(t, err)
+	var packed core.CarriedKey
+	require.False(t, owner.PackKey(keyA, 1, &packed), "a key was packed for its owner itself")
+	owner.PackKey(keyA, 0, &packed)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 0 {
+			mine := e.StarterMemory(core.SegStarter)
+			read := func(what string, src core.GA, n uint64, k *core.CarriedKey, want []byte) error {
+				clear(mine[:2*size])
+				errs := e.Errors()
+				h, err := e.CopyCarried(sga(e, 0, 0), src, n, k)
+				if err != nil {
+					return fmt.Errorf("%s: %v", what, err)
+				}
+				e.Complete(h)
+				if want == nil {
+					if e.Errors() != errs+1 {
+						return fmt.Errorf("%s: completed without an error", what)
+					}
+					return check(bytes.Equal(mine[:2*size], make([]byte, 2*size)), "%s: the refused read wrote our memory", what)
+				}
+				if e.Errors() != errs {
+					return fmt.Errorf("%s: completed with an error", what)
+				}
+				return check(bytes.Equal(mine[:n], want) && bytes.Equal(mine[n:2*size], make([]byte, 2*size-int(n))), "%s: wrong bytes", what)
+			}
+			if err := read("the whole registration", keyA, size, &packed, a); err != nil {
+				return err
+			}
+			if err := read("1000 bytes at offset 100", keyA+100, 1000, &packed, a[100:1100]); err != nil {
+				return err
+			}
+			if err := read("beyond the registration", keyA+size-100, 200, &packed, nil); err != nil {
+				return err
+			}
+			if err := read("another registration with A's key", keyB, size, &packed, b); err != nil {
+				return err
+			}
+			if err := read("no key", keyA+8, 8, &core.CarriedKey{}, a[8:16]); err != nil {
+				return err
+			}
+			if err := read("a nil key", keyB+16, 16, nil, b[16:32]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, owner.Unregister(keyA))
+	require.NoError(t, owner.Unregister(keyB))
 }
 
 func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {

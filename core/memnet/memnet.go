@@ -223,6 +223,56 @@ func (ep *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c c
 	})
 }
 
+// PackKey implements core.KeyCarrier as an adapter's key would work: the
+// packed key names one registration (its segment, first byte and size),
+// and a read with it is refused once that registration is gone, even if
+// another one took its segment.
+func (ep *endpoint) PackKey(r *core.Region, b []byte) int {
+	if len(b) < 20 {
+		return 0
+	}
+	binary.LittleEndian.PutUint32(b, uint32(r.Seg))
+	binary.LittleEndian.PutUint64(b[4:], uint64(uintptr(r.Base)))
+	binary.LittleEndian.PutUint64(b[12:], r.Size)
+	return 20
+}
+
+// carriedGets counts the reads with a carried key (tests of the layers
+// that carry keys).
+var carriedGets atomic.Int64
+
+// CarriedGets is how many reads used a key their owner packed.
+func CarriedGets() int64 { return carriedGets.Load() }
+
+// GetCarried implements core.KeyCarrier.
+func (ep *endpoint) GetCarried(peer int, src core.GA, dst unsafe.Pointer, n uint64, key []byte, c core.Completion) {
+	target := ep.peers[peer]
+	if len(key) != 20 || int(binary.LittleEndian.Uint32(key)) != target.host.Layout().Seg(src) {
+		ep.Get(peer, src, dst, n, c)
+		return
+	}
+	carriedGets.Add(1)
+	base, size := uintptr(binary.LittleEndian.Uint64(key[4:])), binary.LittleEndian.Uint64(key[12:])
+	ep.send(peer, func() {
+		p, r, st := target.host.Acquire(src, n)
+		var data []byte
+		if st == core.StatusOK {
+			if uintptr(r.Base) == base && r.Size == size {
+				data = append([]byte(nil), unsafe.Slice((*byte)(p), n)...)
+			} else {
+				st = core.StatusBadSegment // a stale key
+			}
+			r.Release()
+		}
+		ep.post(func() {
+			if st == core.StatusOK {
+				copy(unsafe.Slice((*byte)(dst), n), data)
+			}
+			c.OnComplete(0, st.Err())
+		})
+	})
+}
+
 func (ep *endpoint) Atomic(peer int, op core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
 	t := ep.peers[peer]
 	if ep.DeviceAtomic(op) {

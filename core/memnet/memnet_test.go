@@ -8,10 +8,15 @@ import (
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/conformance"
 	"github.com/libacp/libacp/core/coretest"
-	_ "github.com/libacp/libacp/core/memnet"
+	"github.com/libacp/libacp/core/memnet"
 )
 
-func TestConformance(t *testing.T) { conformance.Run(t, "memnet") }
+func TestConformance(t *testing.T) {
+	before := memnet.CarriedGets()
+	conformance.Run(t, "memnet")
+	// The carried-key case read with the keys it packed (three reads).
+	assert.GreaterOrEqual(t, memnet.CarriedGets()-before, int64(3))
+}
 
 func TestConformanceShuffled(t *testing.T) { conformance.Run(t, "memnet", "memnet-shuffle=1") }
 

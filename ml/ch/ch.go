@@ -250,6 +250,9 @@ type getState struct {
 	chunk  uint64  // bounce: bytes of the copy in flight
 	h      core.Handle
 	bounce bool
+	// carried: the sender's key for reading src, from the announcing
+	// slot (core.KeyCarrier); empty where its transport has none.
+	carried core.CarriedKey
 
 	// A copy shared with the sender (shared.slot set): whether every
 	// piece is claimed; chunk is then the bytes of our piece in flight.

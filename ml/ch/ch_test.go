@@ -15,7 +15,7 @@ import (
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
-	_ "github.com/libacp/libacp/core/memnet"
+	"github.com/libacp/libacp/core/memnet"
 	"github.com/libacp/libacp/ml/ch"
 	"github.com/libacp/libacp/ml/segbuf"
 )
@@ -759,6 +759,7 @@ func TestBusyPeerDoesNotStall(t *testing.T) {
 func TestRendezvousCopiedAhead(t *testing.T) {
 	w := newWorld(t, 2)
 	defer w.close()
+	carried := memnet.CarriedGets()
 	msgs := []msg{{1 << 20, 1 << 20}, {300000, 300000}, {1 << 20, 5000}, {200000, 0}, {1 << 20, 1 << 20},
 		{100000, 200000}, {1 << 20, 1 << 20}, {100, 100}}
 	w.exchange(
@@ -793,6 +794,10 @@ func TestRendezvousCopiedAhead(t *testing.T) {
 			return nil
 		})
 	assert.NotZero(t, w.ch[1].CopiedAhead(), "no message was copied while the one before was on its way")
+	// Six messages were read from the sender's buffer (the one received
+	// into 0 bytes was not), each with the key its announcement carried
+	// (core.KeyCarrier: memnet packs keys as an adapter's).
+	assert.Equal(t, int64(6), memnet.CarriedGets()-carried, "reads with the sender's carried key")
 }
 
 // Requests handed back after their wait (Request.Release, as the C layer

@@ -156,6 +156,7 @@ func (c *Channel) take(s []byte, h header) (took bool, err error) {
 			return true, nil
 		}
 		c.get = &getState{r: r, n: n, src: core.GA(h.aux)}
+		c.get.carried = carriedKey(s, h)
 		if key, err := c.l.e.Register(r.buf, n, 0); err == nil {
 			c.get.key = key
 			if sharedCopyOf(h, n) {
@@ -164,7 +165,7 @@ func (c *Channel) take(s []byte, h header) (took bool, err error) {
 				c.get.shared.open(c.head+1, key, n)
 				return true, nil
 			}
-			c.get.h, err = c.l.e.Copy(key, c.get.src, n, core.HandleNull)
+			c.get.h, err = c.l.e.CopyCarried(key, c.get.src, n, &c.get.carried)
 			if err != nil {
 				return false, fmt.Errorf("cannot copy a %d-byte message from rank %d: %v", n, c.sender, err)
 			}
@@ -187,7 +188,7 @@ func (c *Channel) bounceNext() error {
 	g := c.get
 	g.chunk = min(uint64(slotPayload), g.n-g.off)
 	dst := c.ring.GA + core.GA((c.head%slotCount)*slotSize+headerSize)
-	h, err := c.l.e.Copy(dst, g.src+core.GA(g.off), g.chunk, core.HandleNull)
+	h, err := c.l.e.CopyCarried(dst, g.src+core.GA(g.off), g.chunk, &g.carried)
 	if err != nil {
 		return fmt.Errorf("cannot copy a %d-byte message from rank %d: %v", g.n, c.sender, err)
 	}
@@ -330,14 +331,26 @@ func (c *Channel) prefetch() bool {
 	if err != nil {
 		return false
 	}
-	hd, err := c.l.e.Copy(key, core.GA(h.aux), n, core.HandleNull)
+	next := &getState{r: r, n: n, src: core.GA(h.aux), key: key, carried: carriedKey(s, h)}
+	hd, err := c.l.e.CopyCarried(key, next.src, n, &next.carried)
 	if err != nil {
 		_ = c.l.e.Unregister(key) // taken in turn, which reports it
 		return false
 	}
-	c.next = &getState{r: r, n: n, src: core.GA(h.aux), key: key, h: hd}
+	next.h = hd
+	c.next = next
 	c.l.ahead.Add(1)
 	return true
+}
+
+// carriedKey is the sender's key for the read of the rendezvous message
+// that slot s announces (header h): the payload the sender wrote there
+// (pushSend), or none. The sender keeps it valid until we release s.
+func carriedKey(s []byte, h header) (k core.CarriedKey) {
+	if h.n > 0 && !h.help {
+		_ = k.SetBytes(s[headerSize : headerSize+h.n]) // too long: none, read the ordinary way
+	}
+	return k
 }
 
 // sharedCopyOf reports whether n bytes of the rendezvous message

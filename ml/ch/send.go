@@ -164,6 +164,15 @@ func (c *Channel) pushSend(r *Request) (finished, changed bool) {
 			return false, false
 		}
 		h := header{kind: slotRendezvous, total: r.size, aux: uint64(r.key)}
+		var payload unsafe.Pointer
+		var key core.CarriedKey
+		if c.direct == nil && c.l.e.PackKey(r.key, c.receiver, &key) {
+			// The receiver's read uses the key beside the GA: it fetches
+			// none from us, and we revoke none from it when we unregister
+			// the buffer, which we do only once it released this slot
+			// (core.KeyCarrier).
+			h.n, payload = uint64(key.N), unsafe.Pointer(&key.B[0])
+		}
 		if c.direct != nil {
 			// We write the slot in place and will see the receiver open
 			// it for a shared copy; whatever the area held must not pass
@@ -171,7 +180,7 @@ func (c *Channel) pushSend(r *Request) (finished, changed bool) {
 			h.help = true
 			sharedAt(c.direct, c.tail).clear()
 		}
-		if err := c.writeSlot(h, nil); err != nil {
+		if err := c.writeSlot(h, payload); err != nil {
 			c.fail(fmt.Errorf("%s: cannot write to rank %d: %v", c.name(), c.receiver, err))
 			return false, true
 		}
