@@ -242,3 +242,39 @@ func TestNoIdleReleaseWhileCReceivesWait(t *testing.T) {
 		}
 	})
 }
+
+// A finished rendezvous message's slot is released at once unless the
+// release is a put and the next two messages have landed (queuedBehind):
+// checked on slots written into the receiver's ring by hand, under the
+// channel's lock, and cleared again before anyone else looks.
+func TestRendezvousReleaseWaitsOnlyWithTwoBehind(t *testing.T) {
+	onChannel(t, func(r int, e *core.Engine, c *Channel, p unsafe.Pointer) error {
+		if r == 0 {
+			return nil
+		}
+		c.lock()
+		defer c.unlockKick()
+		if c.p.PeerCountRecord() != nil {
+			return fmt.Errorf("memnet maps the sender's count record: the test needs a release by put")
+		}
+		h := header{kind: slotRendezvous, total: 1 << 20, aux: 1}
+		write := func(i uint64) { writeStaged(slotAt(c.ring.Ptr, c.head+i), c.head+i+1, h, nil) }
+		defer func() {
+			for i := uint64(0); i < 2; i++ {
+				clear(slotAt(c.ring.Ptr, c.head+i))
+			}
+		}()
+		if c.queuedBehind() {
+			return fmt.Errorf("nothing landed, yet the release waits")
+		}
+		write(0)
+		if c.queuedBehind() {
+			return fmt.Errorf("one message landed, yet the release waits")
+		}
+		write(1)
+		if !c.queuedBehind() {
+			return fmt.Errorf("two messages landed, yet the release goes out at once")
+		}
+		return nil
+	})
+}

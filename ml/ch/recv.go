@@ -293,11 +293,28 @@ func (c *Channel) progressGet() (ok, changed bool) {
 	c.head++
 	// The sender waits for this release to reuse its buffer, and to write
 	// the next announcement into the freed slot: telling it now, before
-	// the next message's copy, keeps the ring full while we copy.
-	c.force = true
+	// the next message's copy, keeps the ring full while we copy. Unless
+	// the release is a put and two more messages are announced: then it
+	// waits until half the ring is released (publish), and the sender,
+	// whose next two messages are ready for us, loses nothing.
+	c.force = !c.queuedBehind()
 	c.publish(false, false)
 	g.r.complete(g.n, nil)
 	return true, true
+}
+
+// queuedBehind reports whether releasing costs a put (the sender's count
+// record is not mapped here) and the slots of the next two messages have
+// landed. Over Soft-RoCE a put is a post that runs the transfer in the
+// poster's system call: 0.26 ms of a 64 KiB rendezvous message's 3 ms
+// (median, chbw in the guest) went to releasing its slot alone.
+func (c *Channel) queuedBehind() bool {
+	if c.p.PeerCountRecord() != nil {
+		return false
+	}
+	_, next := landedSlot(slotAt(c.ring.Ptr, c.head), c.head+1)
+	_, after := landedSlot(slotAt(c.ring.Ptr, c.head+1), c.head+2)
+	return next && after
 }
 
 // prefetch starts the copy of the next rendezvous message while the one
