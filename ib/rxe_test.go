@@ -97,17 +97,23 @@ func TestConnectionsAreLazy(t *testing.T) {
 	w.Close()
 }
 
+// twoBuffers opens two processes over ib and maps two one-page buffers
+// for them to register, a page apart.
+func twoBuffers(t *testing.T, settings ...string) (w *coretest.World, eps []*endpoint, a, b []byte) {
+	needDevice(t)
+	w = coretest.NewWorld(t, 2, "ib", settings...)
+	eps = endpointsOf(t, 2)
+	mem := coretest.CMem(t, 3*4096)
+	return w, eps, mem[:4096], mem[8192:]
+}
+
 // A read with the key its owner packed (core.KeyCarrier: a channel's
 // rendezvous) fetches no key and leaves none to revoke: the reader's
 // cache stays without it, the owner lists no fetcher, and the owner's
 // unregistration sends no invalidation. An ordinary read of another
 // registration, for contrast, fetches its key.
 func TestCarriedKeyIsNeitherFetchedNorRevoked(t *testing.T) {
-	needDevice(t)
-	w := coretest.NewWorld(t, 2, "ib", "size-smem=65536")
-	eps := endpointsOf(t, 2)
-	mem := coretest.CMem(t, 3*4096)
-	a, b := mem[:4096], mem[8192:]
+	w, eps, a, b := twoBuffers(t, "size-smem=65536")
 	for i := range a {
 		a[i], b[i] = byte(i*7), byte(i*11)
 	}
@@ -167,11 +173,7 @@ func TestCarriedKeyIsNeitherFetchedNorRevoked(t *testing.T) {
 // registers B, which gets A's segment number again; rank 0 then writes
 // through A's old GA. The write must land in B or fail, never in A.
 func TestStaleKeyNeverReachesOldMemory(t *testing.T) {
-	needDevice(t)
-	w := coretest.NewWorld(t, 2, "ib", "size-smem=4096")
-	eps := endpointsOf(t, 2)
-	mem := coretest.CMem(t, 3*4096)
-	a, b := mem[:4096], mem[8192:]
+	w, eps, a, b := twoBuffers(t, "size-smem=4096")
 	var oldGA core.GA
 	var keyA core.GA
 	write := func(e *core.Engine, ga core.GA, text string) error {
