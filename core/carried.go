@@ -1,9 +1,6 @@
 package core
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "unsafe"
 
 // KeyCarrier is implemented by transports over which a peer needs a key to
 // reach registered memory (a verbs rkey) and learns it from the owner: a
@@ -47,15 +44,15 @@ func (k *CarriedKey) Bytes() []byte {
 	return k.B[:k.N]
 }
 
-// SetBytes stores a packed key received from its owner; a key longer
-// than CarriedKeySize is refused (k then carries none).
-func (k *CarriedKey) SetBytes(b []byte) error {
+// SetBytes stores a packed key received from its owner and reports
+// whether it fits (a longer one leaves k carrying none).
+func (k *CarriedKey) SetBytes(b []byte) bool {
 	k.N = 0
 	if len(b) > CarriedKeySize {
-		return fmt.Errorf("a carried key of %d bytes exceeds %d", len(b), CarriedKeySize)
+		return false
 	}
 	k.N = uint8(copy(k.B[:], b))
-	return nil
+	return true
 }
 
 // PackKey packs the key of our registration key (as returned by Register)

@@ -351,13 +351,13 @@ func (e *Engine) start(c *cmd) (err error, finished bool) {
 		}
 		c.pin = dr
 		t := e.transportTo(c.peer)
-		if kc, ok := t.(KeyCarrier); ok && c.carried != nil {
-			k := c.carried
-			c.carried = nil // read during the call (CopyCarried)
-			kc.GetCarried(c.peer, c.src, d, c.size, k.Bytes(), c)
-			return nil, false
+		if k := c.carried; k != nil {
+			c.carried = nil // the caller's, read during the call (CopyCarried)
+			if kc, ok := t.(KeyCarrier); ok {
+				kc.GetCarried(c.peer, c.src, d, c.size, k.Bytes(), c)
+				return nil, false
+			}
 		}
-		c.carried = nil
 		t.Get(c.peer, c.src, d, c.size, c)
 		return nil, false
 

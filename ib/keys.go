@@ -317,10 +317,7 @@ func (e *endpoint) serveKey(peer, seg int, ga core.GA) {
 	case seg < core.SegFirstUser || lr == nil || len(lr.rkeys) == 0:
 		rep.status = core.StatusBadSegment
 	default:
-		rep.color, rep.serial, rep.base, rep.size, rep.offBase = lr.r.Color, lr.serial, uint64(lr.base), lr.size, lr.r.OffBase
-		if lr.r.Color < len(e.paths) {
-			rep.rkey = lr.rkeys[e.paths[lr.r.Color].dev.index]
-		}
+		rep = e.keyReplyOf(lr)
 		known := false
 		for _, f := range lr.fetchers {
 			known = known || int(f) == peer
@@ -332,12 +329,27 @@ func (e *endpoint) serveKey(peer, seg int, ga core.GA) {
 	e.sendMsg(peer, encodeKeyRep(make([]byte, keyRepLen), rep))
 }
 
+// keyReplyOf is the key of our registration lr as peers learn it: in the
+// answer to a key request, or packed for one read (PackKey). Locked.
+func (e *endpoint) keyReplyOf(lr *localRegion) keyReply {
+	rep := keyReply{seg: lr.r.Seg, color: lr.r.Color, serial: lr.serial, base: uint64(lr.base), size: lr.size, offBase: lr.r.OffBase}
+	if lr.r.Color < len(e.paths) {
+		rep.rkey = lr.rkeys[e.paths[lr.r.Color].dev.index]
+	}
+	return rep
+}
+
+// rkeyOf is what peer's answer k tells us of its registration.
+func rkeyOf(peer int, k keyReply) rkey {
+	return rkey{valid: true, peer: int32(peer), seg: int32(k.seg), serial: k.serial, key: k.rkey, color: k.color,
+		base: k.base, size: k.size, offBase: k.offBase}
+}
+
 // installKey takes an owner's answer and restarts the waiting operations.
 // Locked.
 func (e *endpoint) installKey(peer int, k keyReply) {
 	if k.status == core.StatusOK {
-		e.keys.put(rkey{peer: int32(peer), seg: int32(k.seg), serial: k.serial, key: k.rkey, color: k.color,
-			base: k.base, size: k.size, offBase: k.offBase})
+		e.keys.put(rkeyOf(peer, k))
 		e.fastKeyPut(e.keys.get(peer, k.seg))
 	}
 	mk := missKey{int32(peer), int32(k.seg)}

@@ -124,7 +124,7 @@ func TestCarriedKeyIsNeitherFetchedNorRevoked(t *testing.T) {
 	require.NoError(t, err)
 	var packed core.CarriedKey
 	require.True(t, e1.PackKey(keyA, 0, &packed), "no key packed for rank 0")
-	require.Equal(t, ckLen, int(packed.N))
+	require.Equal(t, keyRepLen, int(packed.N))
 
 	fetches := func() uint64 { eps[0].mu.Lock(); defer eps[0].mu.Unlock(); return eps[0].keyRequests }
 	fetchers := func(key core.GA) int {

@@ -364,9 +364,8 @@ func (c *Channel) prefetch() bool {
 // that slot s announces (header h): the payload the sender wrote there
 // (pushSend), or none. The sender keeps it valid until we release s.
 func carriedKey(s []byte, h header) (k core.CarriedKey) {
-	if h.n > 0 && !h.help {
-		_ = k.SetBytes(s[headerSize : headerSize+h.n]) // too long: none, read the ordinary way
-	}
+	// A sender that writes in place (help) carries none: h.n is 0.
+	k.SetBytes(s[headerSize : headerSize+h.n]) // too long: none, read the ordinary way
 	return k
 }
 
