@@ -230,14 +230,18 @@ type Channel struct {
 	published uint64 // slots the sender was told about
 	force     bool   // publish at the next chance (someone waits for it)
 	heldBack  bool   // a pass that completed a receive left the count to the next (publish)
-	lastTake  int64  // when a slot was last taken (monotonic nanoseconds)
-	msg       *Request
-	msgOn     bool // a message sent through the ring is being taken
-	msgTotal  uint64
-	msgOff    uint64
-	get       *getState
-	next      *getState // the copy of the message after get's, started ahead (prefetch)
-	dropped   uint64    // messages that arrived after Free with no receive
+	// rdvHeld: a finished rendezvous message's release waits for half the
+	// ring (queuedBehind); its sender may be waiting for that send, so the
+	// count goes out at idle even while C's receives wait (publish).
+	rdvHeld  bool
+	lastTake int64 // when a slot was last taken (monotonic nanoseconds)
+	msg      *Request
+	msgOn    bool // a message sent through the ring is being taken
+	msgTotal uint64
+	msgOff   uint64
+	get      *getState
+	next     *getState // the copy of the message after get's, started ahead (prefetch)
+	dropped  uint64    // messages that arrived after Free with no receive
 }
 
 // getState is a rendezvous message being copied from the sender.

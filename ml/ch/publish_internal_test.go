@@ -278,3 +278,106 @@ func TestRendezvousReleaseWaitsOnlyWithTwoBehind(t *testing.T) {
 		return nil
 	})
 }
+
+// A rendezvous message's release held back because two more messages had
+// landed (queuedBehind) still goes out once the receiver is idle, even
+// while receives that C posted wait: its sender may be waiting for that
+// send before it sends anything more (a 4-rank random channel test hung
+// so over ib, each end waiting for the other).
+func TestHeldRendezvousReleaseGoesOutAtIdle(t *testing.T) {
+	const big = 64 << 10 // a rendezvous message
+	onChannel(t, func(r int, e *core.Engine, c *Channel, p unsafe.Pointer) error {
+		if r == 0 {
+			buf, err := unix.Mmap(-1, 0, big, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = unix.Munmap(buf) }()
+			var qs []*Request
+			for _, m := range []struct {
+				p unsafe.Pointer
+				n uint64
+			}{{unsafe.Pointer(&buf[0]), big}, {p, 100}, {p, 100}} {
+				q, err := c.Send(m.p, m.n)
+				if err != nil {
+					return err
+				}
+				qs = append(qs, q)
+			}
+			if err := e.Sync(); err != nil { // all three announced
+				return err
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for _, q := range qs {
+				for !q.Done() {
+					if time.Now().After(deadline) {
+						return fmt.Errorf("the sends did not complete: the receiver never released their slots")
+					}
+					c.Progress(false)
+					time.Sleep(idleRelease / 4)
+				}
+			}
+			return sendWait(c, p, 1) // for the receive posted as C does
+		}
+		if err := e.Sync(); err != nil {
+			return err
+		}
+		rbuf, err := unix.Mmap(-1, 0, big, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = unix.Munmap(rbuf) }()
+		c.lock()
+		var qs []*Request
+		for _, m := range []struct {
+			p unsafe.Pointer
+			n uint64
+		}{{unsafe.Pointer(&rbuf[0]), big}, {p, 100}, {unsafe.Add(p, 200), 100}} {
+			q, err := c.post(opRecv, m.p, m.n)
+			if err != nil {
+				c.unlock()
+				return err
+			}
+			c.recv = append(c.recv, q)
+			qs = append(qs, q)
+		}
+		// Then a receive posted the way C does, for a fourth message.
+		ent := c.entry(*c.fw(fNext))
+		ent[0], ent[2], ent[3] = uint64(1)<<63, uint64(uintptr(unsafe.Add(p, 400))), 100
+		atomic.StoreUint64(&ent[1], ePosted)
+		*c.fw(fNext)++
+		c.unlock()
+		for _, q := range qs {
+			if _, err := q.Wait(); err != nil {
+				return err
+			}
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c.lock()
+			c.progress(true)
+			published, head := c.published, c.head
+			c.unlock()
+			if head == 3 && published == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%d slots taken, %d released while idle with a C receive waiting; want all 3 released", head, published)
+			}
+			time.Sleep(idleRelease / 4)
+		}
+		for {
+			c.lock()
+			c.progress(true)
+			state := atomic.LoadUint64(&ent[1])
+			c.unlock()
+			if state == eDone {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the receive posted as C does was not filled (state %d)", state)
+			}
+			time.Sleep(idleRelease / 4)
+		}
+	})
+}

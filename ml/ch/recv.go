@@ -298,6 +298,7 @@ func (c *Channel) progressGet() (ok, changed bool) {
 	// waits until half the ring is released (publish), and the sender,
 	// whose next two messages are ready for us, loses nothing.
 	c.force = !c.queuedBehind()
+	c.rdvHeld = c.rdvHeld || !c.force
 	c.publish(false, false)
 	g.r.complete(g.n, nil)
 	return true, true
@@ -427,8 +428,10 @@ func (c *Channel) publish(background, caughtUp bool) bool {
 	// ring and the sender has room for any message through it. Released
 	// anyway, every pass during a slow trip of a channel pingpong over ib
 	// put the count from Go (a post of 150 µs in Soft-RoCE's guest),
-	// while the message the receiver waited for was landing.
-	idle := background && (c.l.seg.Stopping() || nanotime()-c.lastTake > int64(idleRelease) && !c.cPending())
+	// while the message the receiver waited for was landing. Unless a
+	// rendezvous message's release is among those held (rdvHeld): its
+	// sender may wait for that send before it writes another slot.
+	idle := background && (c.l.seg.Stopping() || nanotime()-c.lastTake > int64(idleRelease) && (!c.cPending() || c.rdvHeld))
 	if !c.force && !idle {
 		need := uint64(slotCount / 2)
 		if caughtUp || (background && c.heldBack) {
@@ -443,7 +446,7 @@ func (c *Channel) publish(background, caughtUp bool) bool {
 	// end with the largest count.
 	c.p.Publish(c.head, core.Handle(*c.fw(fPubLast)), false)
 	c.published = c.head
-	c.force, c.heldBack = false, false
+	c.force, c.heldBack, c.rdvHeld = false, false, false
 	return true
 }
 
