@@ -55,7 +55,7 @@ func goacp_init(argc *C.int, argv ***C.char) C.int {
 	if err != nil {
 		return initFailed(fmt.Errorf("start-up: %v", err))
 	}
-	e, err := core.New(core.Config{Settings: s, Exchanger: b, Exit: exitProcess})
+	e, err := core.New(core.Config{Settings: s, Exchanger: b, Exit: exitProcess, ForeignMemory: true})
 	if err != nil {
 		_ = b.Close()
 		return initFailed(err)

@@ -47,6 +47,12 @@ type Config struct {
 	// Exit ends the process after a fatal error or acp_abort (os.Exit when
 	// nil). Tests that run several engines in one process replace it.
 	Exit func(code int)
+	// ForeignMemory says that no memory registered with this engine is
+	// Go's heap (a C program: its own memory, and the libraries' mapped
+	// areas). Transports may then watch registered memory for being
+	// unmapped (internal/memwatch), which Go's heap must never be: the
+	// runtime's own madvise of it would wait for a goroutine.
+	ForeignMemory bool
 }
 
 // Engine is one process's ACP basic layer: registration, the command queue
@@ -221,7 +227,7 @@ func (e *Engine) openTransports() error {
 	// record's layout; peers then route around it.
 	var failures []string
 	for _, info := range infos {
-		t, err := info.Open(TransportConfig{Host: e, Settings: s, Peer: e.phys, NPeers: e.nprocs, BindHint: hint})
+		t, err := info.Open(TransportConfig{Host: e, Settings: s, Peer: e.phys, NPeers: e.nprocs, BindHint: hint, ForeignMemory: e.cfg.ForeignMemory})
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", info.Name, err))
 			e.Logf(2, "transport %s not available: %v", info.Name, err)

@@ -254,6 +254,8 @@ type TransportConfig struct {
 	Peer     int    // our physical index
 	NPeers   int    // number of processes
 	BindHint string // local IP address this process reached the bootstrap from, if known
+	// ForeignMemory: no registered memory is Go's heap (Config).
+	ForeignMemory bool
 }
 
 // TransportFactory opens a transport endpoint.

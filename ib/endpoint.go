@@ -55,6 +55,8 @@ var Settings = []core.Setting{
 		Help: "who executes atomics: cpu (the owner's CPU, so they are atomic with its CPU's; a remote one wakes the owner's progress thread) or nic (the adapters execute every 8-byte atomic, this process's own through a loopback connection, swap/xor/or/and as compare-and-swap loops, for adapters whose atomics are not atomic with the CPU's; 4-byte atomics stay on the owner's CPU); every process must choose alike and open ib"},
 	{Name: "ib-key-cache", Kind: core.KindUint, Default: "1024", Min: 16, Max: 1 << 20,
 		Help: "remote memory keys cached per process (registered regions of peers; starter memories are always known)"},
+	{Name: "ib-reg-cache", Kind: core.KindUint, Default: "64", Min: 0, Max: 1 << 16,
+		Help: "adapter registrations of unregistered memory kept for a later registration of the same range (0: none); each kept range is watched and let go when the program unmaps it (userfaultfd; none are kept where it is not allowed), at most half the locked-memory limit is kept"},
 }
 
 // Sizes. Work requests in flight are bounded per process (sendSlots, which
@@ -155,6 +157,7 @@ type endpoint struct {
 	keyRequests  uint64
 	revocations  uint64
 	carriedReads atomic.Uint64
+	rc           regCache // registrations kept for reuse
 	// served counts the requests peers sent us (control messages,
 	// atomics, key requests, invalidations): the work after which the
 	// progress goroutine polls on, since the peer's next request tends to
@@ -263,6 +266,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		return nil, err
 	}
 	e.conns = make([]*conn, e.n*len(e.paths))
+	e.rc.init(s.Int("ib-reg-cache"), cfg.ForeignMemory, logf)
 	endpoints.Lock()
 	endpoints.list = append(endpoints.list, e)
 	endpoints.Unlock()
@@ -838,6 +842,7 @@ func (e *endpoint) release() {
 		lr.deregister()
 	}
 	e.regs, e.byRegion, e.localList = map[int]*localRegion{}, map[*core.Region]*localRegion{}, nil
+	e.rc.close()
 	for _, mr := range e.bufMRs {
 		_ = deregMR(mr)
 	}

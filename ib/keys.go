@@ -32,6 +32,8 @@ type localRegion struct {
 	users    atomic.Int32 // local work requests using its lkeys
 	fetchers []int32      // peers that were given its key (guarded by endpoint.mu)
 	locked   bool         // mlocked (starter memory)
+	watched  bool         // its memory is watched: its registration may be kept (regCache)
+	stale    bool         // its memory went while it was registered (guarded by regCache.mu)
 }
 
 func (lr *localRegion) deregister() {
@@ -49,14 +51,31 @@ func (lr *localRegion) deregister() {
 func (e *endpoint) RegisterRegion(r *core.Region) error {
 	lr := &localRegion{r: r, base: uintptr(r.Base), size: r.Size}
 	if r.Size > 0 && r.Base != nil {
-		for _, d := range e.devs {
-			mr, err := regMR(d.v, r.Base, r.Size)
-			if err != nil {
-				lr.deregister()
-				return fmt.Errorf("%s: %v", d.name, regError(err, r.Size, "registration"))
+		if e.rc.on() && r.Seg >= core.SegFirstUser {
+			// Watched before it is registered: whatever happens to the
+			// memory after the registration took its pages is reported.
+			if !e.rc.take(lr) && e.rc.watch(r.Base, r.Size) {
+				e.rc.use(lr)
 			}
+		}
+		if lr.mrs == nil {
+			for _, d := range e.devs {
+				mr, err := regMR(d.v, r.Base, r.Size)
+				if err != nil && e.rc.flush() > 0 {
+					mr, err = regMR(d.v, r.Base, r.Size) // kept registrations held the lockable memory
+				}
+				if err != nil {
+					lr.deregister()
+					if lr.watched {
+						e.rc.forget(lr)
+					}
+					return fmt.Errorf("%s: %v", d.name, regError(err, r.Size, "registration"))
+				}
+				lr.mrs = append(lr.mrs, mr)
+			}
+		}
+		for _, mr := range lr.mrs {
 			lkey, rkey := mrKeys(mr)
-			lr.mrs = append(lr.mrs, mr)
 			lr.lkeys = append(lr.lkeys, lkey)
 			lr.rkeys = append(lr.rkeys, rkey)
 		}
@@ -159,7 +178,11 @@ func (e *endpoint) UnregisterRegion(r *core.Region) {
 		}
 	}
 	e.mu.Lock()
-	lr.deregister()
+	if lr.watched && e.rc.park(lr) {
+		lr.mrs = nil // kept for a registration of the same range
+	} else {
+		lr.deregister()
+	}
 	e.mu.Unlock()
 }
 

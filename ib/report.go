@@ -29,4 +29,7 @@ func (e *endpoint) reportConns(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %d connection(s); %d operation(s) waiting for an owner's answer, %d key lookup(s), %d invalidation(s) in flight; %d key(s) fetched, %d revoked, %d read(s) with a carried key so far\n",
 		n, len(e.ops), len(e.misses), len(e.invals), e.keyRequests, e.revocations, e.carriedReads.Load())
+	if e.rc.on() {
+		fmt.Fprintf(w, "  %s\n", e.rc.summary())
+	}
 }

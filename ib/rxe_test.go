@@ -174,6 +174,28 @@ func TestCarriedKeyIsNeitherFetchedNorRevoked(t *testing.T) {
 // through A's old GA. The write must land in B or fail, never in A.
 func TestStaleKeyNeverReachesOldMemory(t *testing.T) {
 	w, eps, a, b := twoBuffers(t, "size-smem=4096")
+	staleKeyNeverReachesOldMemory(t, w, eps, a, b)
+	w.Close()
+}
+
+// The same in a C program's engines, whose unregistered registrations
+// are kept for reuse (regCache): A's stays with the adapter, and still
+// only B's key reaches memory.
+func TestStaleKeyNeverReachesKeptRegistration(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewForeignWorld(t, 2, "ib", "size-smem=4096")
+	eps := endpointsOf(t, 2)
+	if !eps[1].rc.on() {
+		t.Skip("no userfaultfd here: registrations are not kept")
+	}
+	mem := coretest.CMem(t, 3*4096)
+	staleKeyNeverReachesOldMemory(t, w, eps, mem[:4096], mem[8192:])
+	idle, _, _ := eps[1].rc.stats()
+	assert.Equal(t, 1, idle, "A's registration was not kept")
+	w.Close()
+}
+
+func staleKeyNeverReachesOldMemory(t *testing.T, w *coretest.World, eps []*endpoint, a, b []byte) {
 	var oldGA core.GA
 	var keyA core.GA
 	write := func(e *core.Engine, ga core.GA, text string) error {
@@ -258,7 +280,6 @@ func TestStaleKeyNeverReachesOldMemory(t *testing.T) {
 	})
 	assert.Equal(t, make([]byte, len(a)), a, "the unregistered buffer A was written")
 	assert.Equal(t, "second write", string(b[100:112]), "B, registered under A's segment, receives the write")
-	w.Close()
 }
 
 // The C fast path's work with a peer's key, or with a registration of

@@ -22,6 +22,9 @@ type World struct {
 	// Exits receives the status of every rank that exits (NewWorldExits);
 	// nil in a world whose ranks panic when they exit.
 	Exits chan int
+	// foreign: the engines are told that no registered memory is Go's
+	// heap (core.Config.ForeignMemory), as in a C program.
+	foreign bool
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -48,6 +51,17 @@ func (s *SyncBuffer) String() string {
 // error) panics.
 func NewWorld(t testing.TB, n int, transport string, settings ...string) *World {
 	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}}
+	return w.start(transport, settings, func(r, code int) {
+		panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
+	})
+}
+
+// NewForeignWorld is NewWorld whose engines are told, as a C program's
+// is, that no memory registered with them is Go's heap
+// (core.Config.ForeignMemory): the test must register only memory it
+// mapped (CMem).
+func NewForeignWorld(t testing.TB, n int, transport string, settings ...string) *World {
+	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}, foreign: true}
 	return w.start(transport, settings, func(r, code int) {
 		panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
 	})
@@ -80,6 +94,8 @@ func (w *World) start(transport string, settings []string, exit func(rank, code 
 				Exchanger: w.Group.Member(r),
 				Stderr:    w.Stderr,
 				Exit:      func(code int) { exit(r, code) },
+
+				ForeignMemory: w.foreign,
 			})
 			errs[r] = err
 			w.Engines[r] = e

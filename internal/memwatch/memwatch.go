@@ -1,0 +1,195 @@
+// Package memwatch tells when ranges of this process's memory stop being
+// the memory they were: unmapped (munmap, an mmap over them, a shrinking
+// brk), moved (mremap) or dropped (madvise MADV_DONTNEED, MADV_REMOVE,
+// MADV_FREE). A cache of adapter registrations needs that: a registration
+// holds the physical pages it was made on, and memory that the program
+// freed and mapped again at the same address is other pages.
+//
+// It uses a userfaultfd registered in write-protect mode on each watched
+// range. Nothing is ever write-protected, so no page fault is reported or
+// held up; the kernel only reports the events above, and the thread that
+// caused one waits until the event is read. A thread of the package's own
+// (memwatch.c, not one of Go's) reads them into a ring as they come, and
+// Take reads what is queued besides: a Take that begins after a munmap
+// returned reports it.
+//
+// Watch only memory outside Go's heap: the runtime's own madvise of its
+// heap would be reported too, and would wait for the reader meanwhile.
+// Where userfaultfd is refused (seccomp, an old kernel, a sysctl) New
+// fails and the owner does without.
+package memwatch
+
+/*
+#cgo CFLAGS: -O2 -Wall
+#cgo LDFLAGS: -lpthread
+#include <stdlib.h>
+#include "memwatch.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kernel interface (linux/userfaultfd.h).
+const (
+	uffdAPI          = 0xAA
+	uffdioAPI        = 0xc018aa3f // _IOWR(0xAA, 0x3F, struct uffdio_api)
+	uffdioRegister   = 0xc020aa00 // _IOWR(0xAA, 0x00, struct uffdio_register)
+	uffdioUnregister = 0x8010aa01 // _IOR(0xAA, 0x01, struct uffdio_range)
+	uffdUserModeOnly = 1          // userfaultfd(2) flag: no kernel-mode faults (none are handled here anyway)
+	registerModeWP   = 1 << 1
+
+	featureEventRemap  = 1 << 2
+	featureEventRemove = 1 << 3
+	featureEventUnmap  = 1 << 6
+)
+
+type uffdioAPIArg struct{ api, features, ioctls uint64 }
+
+type uffdioRange struct{ start, len uint64 }
+
+type uffdioRegisterArg struct {
+	r      uffdioRange
+	mode   uint64
+	ioctls uint64
+}
+
+// Watcher reports when watched memory goes.
+type Watcher struct {
+	mu     sync.Mutex // Close against Take
+	c      *C.struct_memwatch
+	page   uintptr
+	closed bool
+}
+
+// ErrUnavailable wraps the reason userfaultfd cannot be used here.
+var ErrUnavailable = errors.New("userfaultfd is not available")
+
+// New opens a watcher and starts its reader thread.
+func New() (*Watcher, error) {
+	flags := uintptr(unix.O_CLOEXEC | unix.O_NONBLOCK)
+	fd, _, errno := unix.Syscall(unix.SYS_USERFAULTFD, flags|uffdUserModeOnly, 0, 0)
+	if errno == unix.EINVAL {
+		// Before Linux 5.11 there is no user-mode-only flag, and
+		// unprivileged use is governed by vm.unprivileged_userfaultfd.
+		fd, _, errno = unix.Syscall(unix.SYS_USERFAULTFD, flags, 0, 0)
+	}
+	if errno != 0 {
+		return nil, fmt.Errorf("%w: userfaultfd(2): %v", ErrUnavailable, errno)
+	}
+	api := uffdioAPIArg{api: uffdAPI, features: featureEventUnmap | featureEventRemove | featureEventRemap}
+	if err := ioctl(int(fd), uffdioAPI, unsafe.Pointer(&api)); err != nil {
+		unix.Close(int(fd))
+		return nil, fmt.Errorf("%w: UFFDIO_API with unmap, remove and remap events: %v", ErrUnavailable, err)
+	}
+	// The reader thread uses it: C's memory, not Go's.
+	c := (*C.struct_memwatch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_memwatch{}))))
+	c.uffd = C.int(fd)
+	if rc := C.memwatch_start(c); rc != 0 {
+		unix.Close(int(fd))
+		C.free(unsafe.Pointer(c))
+		return nil, fmt.Errorf("%w: cannot start its reader thread: %v", ErrUnavailable, syscall.Errno(rc))
+	}
+	return &Watcher{c: c, page: uintptr(unix.Getpagesize())}, nil
+}
+
+func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg)); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// pages widens [p, p+n) to whole pages.
+func (w *Watcher) pages(p unsafe.Pointer, n uint64) uffdioRange {
+	s := uintptr(p) &^ (w.page - 1)
+	e := (uintptr(p) + uintptr(n) + w.page - 1) &^ (w.page - 1)
+	return uffdioRange{uint64(s), uint64(e - s)}
+}
+
+// Watch starts reporting the pages of [p, p+n). It fails for memory the
+// kernel cannot watch this way (file mappings other than shared memory,
+// on older kernels shared memory too; memory another userfaultfd
+// watches), which the owner then must not rely on.
+func (w *Watcher) Watch(p unsafe.Pointer, n uint64) error {
+	if n == 0 || p == nil {
+		return errors.New("empty range")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errors.New("the watcher is closed")
+	}
+	reg := uffdioRegisterArg{r: w.pages(p, n), mode: registerModeWP}
+	if err := ioctl(int(w.c.uffd), uffdioRegister, unsafe.Pointer(&reg)); err != nil {
+		return fmt.Errorf("UFFDIO_REGISTER of %#x + %d bytes: %v", reg.r.start, reg.r.len, err)
+	}
+	return nil
+}
+
+// Unwatch stops reporting the pages of [p, p+n) (they may be gone).
+func (w *Watcher) Unwatch(p unsafe.Pointer, n uint64) {
+	if n == 0 || p == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	r := w.pages(p, n)
+	_ = ioctl(int(w.c.uffd), uffdioUnregister, unsafe.Pointer(&r))
+}
+
+// Gone is a range [Start, End) that is not the memory it was.
+type Gone struct{ Start, End uintptr }
+
+// Everything is the range Take reports when events were lost (more than
+// the ring holds came before a Take): whatever was watched counts as gone.
+var Everything = Gone{0, ^uintptr(0)}
+
+// Take returns the ranges reported since the last Take, including every
+// event of a munmap (or madvise, mremap) that returned before Take began.
+// They may cover more than was watched, or memory never watched.
+func (w *Watcher) Take() []Gone {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	var out []Gone
+	var buf [64][2]C.uint64_t
+	for {
+		n := int(C.memwatch_take(w.c, &buf[0], C.int(len(buf))))
+		if n < 0 {
+			return []Gone{Everything}
+		}
+		for _, r := range buf[:n] {
+			out = append(out, Gone{uintptr(r[0]), uintptr(r[1])})
+		}
+		if n < len(buf) {
+			return out
+		}
+	}
+}
+
+// Close stops the reader and drops every watch (the kernel drops them
+// with the descriptor).
+func (w *Watcher) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.closed = true
+	C.memwatch_stop(w.c)
+	unix.Close(int(w.c.uffd))
+	C.free(unsafe.Pointer(w.c))
+}
