@@ -812,6 +812,9 @@ func (e *endpoint) Close() error {
 	e.hs.Wait()
 	e.mu.Lock()
 	e.host.Logf(2, "ib: closing: %d queue pair(s) created", e.nconn)
+	if e.rc.on() {
+		e.host.Logf(2, "ib: %s", e.rc.summary())
+	}
 	e.mu.Unlock()
 	e.release()
 	endpoints.Lock()

@@ -12,9 +12,9 @@ import (
 
 // regCache keeps the adapter registrations of unregistered user regions
 // and gives them to a later registration of the same range: a channel
-// registers each large message's buffer at both ends, and under traffic
-// ibv_reg_mr took 1.5-2.4 ms of a 1 MiB message's 25 ms at the receiver
-// of a Soft-RoCE guest (BENCHMARKS.md, 2026-11-29, seventh section).
+// registers each large message's buffer at both ends, and a registration
+// and unregistration of 1 MiB took 0.15-1.1 ms in a Soft-RoCE guest, 23-38
+// us kept (BENCHMARKS.md, 2026-11-29, seventh section).
 //
 // A registration holds the physical pages it was made on; memory that the
 // program unmaps and maps again at the same address is other pages, which
@@ -36,7 +36,7 @@ type regCache struct {
 	live     map[*localRegion]struct{} // watched registrations in use: an event makes them stale
 	closed   bool
 	// counts for the state report
-	hits, parked, dropped, evicted uint64
+	hits, parked, dropped, evicted, unwatched, stale uint64
 }
 
 // idleReg is the adapter registration of an unregistered region.
@@ -93,8 +93,15 @@ func (c *regCache) take(lr *localRegion) bool {
 
 // watch starts watching the memory of a region about to be registered;
 // false where it cannot be watched (it is then never kept).
-func (c *regCache) watch(p unsafe.Pointer, size uint64) bool {
-	return c.w.Watch(p, size) == nil
+func (c *regCache) watch(p unsafe.Pointer, size uint64, logf func(string, ...any)) bool {
+	if err := c.w.Watch(p, size); err != nil {
+		logf("ib: the registration of %p + %d bytes will not be kept for reuse: %v", p, size, err)
+		c.mu.Lock()
+		c.unwatched++
+		c.mu.Unlock()
+		return false
+	}
+	return true
 }
 
 // use records lr, whose memory watch just began, as a watched region in
@@ -115,6 +122,9 @@ func (c *regCache) park(lr *localRegion) bool {
 	c.apply(c.w.Take())
 	delete(c.live, lr)
 	if c.closed || lr.stale || lr.size > c.maxBytes {
+		if lr.stale {
+			c.stale++
+		}
 		c.mu.Unlock()
 		return false
 	}
@@ -200,8 +210,8 @@ func (c *regCache) close() {
 func (c *regCache) summary() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return fmt.Sprintf("registrations kept for reuse: %d (%d bytes) of at most %d; %d reused, %d kept, %d let go as their memory went, %d pushed out",
-		len(c.idle), c.bytes, c.max, c.hits, c.parked, c.dropped, c.evicted)
+	return fmt.Sprintf("registrations kept for reuse: %d (%d bytes) of at most %d; %d reused, %d kept, %d let go as their memory went, %d pushed out; %d not kept as their memory went while registered, %d not watchable",
+		len(c.idle), c.bytes, c.max, c.hits, c.parked, c.dropped, c.evicted, c.stale, c.unwatched)
 }
 
 // stats reports the counts (tests), after what the memory watch reported.
