@@ -583,6 +583,7 @@ func (e *endpoint) progressLoop() {
 				e.mu.Lock()
 				e.checkTimers(now.UnixNano())
 				e.unlockAndRun()
+				e.rc.reap()
 			}
 		}
 		if e.progress() {

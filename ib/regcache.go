@@ -145,6 +145,21 @@ func (c *regCache) park(lr *localRegion) bool {
 	return true
 }
 
+// reap lets go of kept registrations whose memory went, without waiting
+// for the next registration: their pages stay pinned until then, and a
+// program that freed a large buffer expects the memory back. The progress
+// goroutine calls it with its timers.
+func (c *regCache) reap() {
+	if !c.on() {
+		return
+	}
+	c.mu.Lock()
+	if !c.closed {
+		c.apply(c.w.Take())
+	}
+	c.mu.Unlock()
+}
+
 // forget drops a watched region that is deregistered for good.
 func (c *regCache) forget(lr *localRegion) {
 	c.mu.Lock()

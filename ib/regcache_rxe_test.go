@@ -3,6 +3,7 @@ package ib
 import (
 	"bytes"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -105,6 +106,29 @@ func TestRegistrationKeptUntilMemoryGoes(t *testing.T) {
 	assert.Equal(t, 0, idle, "a registration whose memory went while registered was kept")
 	key = register()
 	read(key, "after an unmap while registered")
+	require.NoError(t, e1.Unregister(key))
+
+	// A kept registration whose memory the program unmaps goes without
+	// another registration call: its pages are not held.
+	key = register()
+	require.NoError(t, e1.Unregister(key))
+	rc.mu.Lock()
+	kept := len(rc.idle)
+	rc.mu.Unlock()
+	require.Equal(t, 1, kept)
+	remap()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rc.mu.Lock()
+		kept = len(rc.idle)
+		rc.mu.Unlock()
+		if kept == 0 {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the registration of unmapped memory is still kept after 5 s")
+		time.Sleep(10 * time.Millisecond)
+	}
+	key = register()
 	require.NoError(t, e1.Unregister(key))
 
 	var report bytes.Buffer
