@@ -54,8 +54,8 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 		if e.rc.on() && r.Seg >= core.SegFirstUser {
 			// Watched before it is registered: whatever happens to the
 			// memory after the registration took its pages is reported.
-			if !e.rc.take(lr) && e.rc.watch(r.Base, r.Size, func(f string, a ...any) { e.host.Logf(2, f, a...) }) {
-				e.rc.use(lr)
+			if !e.rc.take(lr) {
+				e.rc.watch(lr, func(f string, a ...any) { e.host.Logf(2, f, a...) })
 			}
 		}
 		if lr.mrs == nil {

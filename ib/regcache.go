@@ -3,7 +3,6 @@ package ib
 import (
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -91,27 +90,49 @@ func (c *regCache) take(lr *localRegion) bool {
 	return false
 }
 
-// watch starts watching the memory of a region about to be registered;
-// false where it cannot be watched (it is then never kept).
-func (c *regCache) watch(p unsafe.Pointer, size uint64, logf func(string, ...any)) bool {
-	if err := c.w.Watch(p, size); err != nil {
-		logf("ib: the registration of %p + %d bytes will not be kept for reuse: %v", p, size, err)
-		c.mu.Lock()
-		c.unwatched++
-		c.mu.Unlock()
+// watch starts watching the memory of lr, a region about to be
+// registered, and counts it as a watched region in use, before its
+// registration takes the pages: whatever happens to the memory from now
+// on makes it stale. False where it cannot be watched (it is then never
+// kept). Under the lock, so that no unwatch of a neighbour that shares
+// a page with it comes between the two.
+func (c *regCache) watch(lr *localRegion, logf func(string, ...any)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return false
 	}
+	if err := c.w.Watch(lr.base, lr.size); err != nil {
+		logf("ib: the registration of %#x + %d bytes will not be kept for reuse: %v", lr.base, lr.size, err)
+		c.unwatched++
+		return false
+	}
+	lr.watched = true
+	c.live[lr] = struct{}{}
 	return true
 }
 
-// use records lr, whose memory watch just began, as a watched region in
-// use, before its registration takes the pages: whatever happens to the
-// memory from now on makes it stale.
-func (c *regCache) use(lr *localRegion) {
-	c.mu.Lock()
-	lr.watched = true
-	c.live[lr] = struct{}{}
-	c.mu.Unlock()
+// unwatch stops watching [base, base+size) unless a kept or watched
+// registration shares one of its pages. Locked. A watch splits the
+// memory's mapping at its pages; left behind, the splits of many ranges
+// would add up.
+func (c *regCache) unwatch(base uintptr, size uint64) {
+	page := uintptr(unix.Getpagesize())
+	first, end := base&^(page-1), (base+uintptr(size)+page-1)&^(page-1)
+	shares := func(b uintptr, n uint64) bool {
+		return b&^(page-1) < end && first < (b+uintptr(n)+page-1)&^(page-1)
+	}
+	for _, x := range c.idle {
+		if shares(x.base, x.size) {
+			return
+		}
+	}
+	for lr := range c.live {
+		if shares(lr.base, lr.size) {
+			return
+		}
+	}
+	c.w.Unwatch(base, size)
 }
 
 // park keeps the registration of the unregistered watched region lr,
@@ -125,6 +146,9 @@ func (c *regCache) park(lr *localRegion) bool {
 		if lr.stale {
 			c.stale++
 		}
+		if !c.closed {
+			c.unwatch(lr.base, lr.size)
+		}
 		c.mu.Unlock()
 		return false
 	}
@@ -137,6 +161,9 @@ func (c *regCache) park(lr *localRegion) bool {
 		c.bytes -= c.idle[0].size
 		c.idle = c.idle[1:]
 		c.evicted++
+	}
+	for _, x := range out {
+		c.unwatch(x.base, x.size)
 	}
 	c.mu.Unlock()
 	for _, x := range out {
@@ -160,10 +187,13 @@ func (c *regCache) reap() {
 	c.mu.Unlock()
 }
 
-// forget drops a watched region that is deregistered for good.
+// forget drops a watched region whose registration failed.
 func (c *regCache) forget(lr *localRegion) {
 	c.mu.Lock()
 	delete(c.live, lr)
+	if !c.closed {
+		c.unwatch(lr.base, lr.size)
+	}
 	c.mu.Unlock()
 }
 
@@ -174,17 +204,22 @@ func (c *regCache) apply(gone []memwatch.Gone) {
 	for _, g := range gone {
 		overlaps := func(base uintptr, size uint64) bool { return base < g.End && g.Start < base+uintptr(size) }
 		kept := c.idle[:0]
+		var dropped []*idleReg
 		for _, x := range c.idle {
 			if overlaps(x.base, x.size) {
 				deregAll(x.mrs)
 				c.bytes -= x.size
 				c.dropped++
+				dropped = append(dropped, x)
 				continue
 			}
 			kept = append(kept, x)
 		}
 		clear(c.idle[len(kept):])
 		c.idle = kept
+		for _, x := range dropped {
+			c.unwatch(x.base, x.size) // pages still mapped (dropped, not unmapped) stay watched otherwise
+		}
 		for lr := range c.live {
 			if overlaps(lr.base, lr.size) {
 				lr.stale = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
+	"github.com/libacp/libacp/internal/memwatch"
 )
 
 // A registration of user memory is kept after its unregistration and
@@ -134,4 +135,43 @@ func TestRegistrationKeptUntilMemoryGoes(t *testing.T) {
 	var report bytes.Buffer
 	eps[1].ReportState(&report)
 	assert.Contains(t, report.String(), "registrations kept for reuse: 1")
+}
+
+// A range stops being watched once no kept or watched registration
+// shares its pages (pushed out of the cache, or let go as its pages were
+// dropped), so that watches do not pile up: another watcher (a second
+// userfaultfd) can watch it then, and cannot while it is kept.
+func TestEvictedAndDroppedRangesUnwatched(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewForeignWorld(t, 2, "ib", "ib-reg-cache=1")
+	defer w.Close()
+	eps := endpointsOf(t, 2)
+	rc := &eps[1].rc
+	if !rc.on() {
+		t.Skip("no userfaultfd here: registrations are not kept")
+	}
+	other, err := memwatch.New()
+	require.NoError(t, err)
+	defer other.Close()
+	e1 := w.Engines[1]
+	const n = 4 * 4096
+	mem := coretest.CMem(t, 3*n)
+	pa, pb := unsafe.Pointer(&mem[0]), unsafe.Pointer(&mem[2*n])
+	a, b := uintptr(pa), uintptr(pb)
+	cycle := func(p unsafe.Pointer) {
+		t.Helper()
+		key, err := e1.Register(p, n, 0)
+		require.NoError(t, err)
+		require.NoError(t, e1.Unregister(key))
+	}
+	cycle(pa)
+	assert.Error(t, other.Watch(a, n), "a kept range is not watched")
+	cycle(pb) // pushes a out (room for one)
+	assert.NoError(t, other.Watch(a, n), "a range pushed out of the cache is still watched")
+	other.Unwatch(a, n)
+	assert.Error(t, other.Watch(b, n), "a kept range is not watched")
+	require.NoError(t, unix.Madvise(mem[2*n:3*n], unix.MADV_DONTNEED))
+	idle, _, _ := rc.stats()
+	assert.Equal(t, 0, idle)
+	assert.NoError(t, other.Watch(b, n), "a range let go as its pages were dropped is still watched")
 }

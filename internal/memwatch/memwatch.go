@@ -108,18 +108,19 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
 }
 
 // pages widens [p, p+n) to whole pages.
-func (w *Watcher) pages(p unsafe.Pointer, n uint64) uffdioRange {
-	s := uintptr(p) &^ (w.page - 1)
-	e := (uintptr(p) + uintptr(n) + w.page - 1) &^ (w.page - 1)
+func (w *Watcher) pages(p uintptr, n uint64) uffdioRange {
+	s := p &^ (w.page - 1)
+	e := (p + uintptr(n) + w.page - 1) &^ (w.page - 1)
 	return uffdioRange{uint64(s), uint64(e - s)}
 }
 
-// Watch starts reporting the pages of [p, p+n). It fails for memory the
+// Watch starts reporting the pages of [p, p+n) (addresses of this
+// process's memory). It fails for memory the
 // kernel cannot watch this way (file mappings other than shared memory,
 // on older kernels shared memory too; memory another userfaultfd
 // watches), which the owner then must not rely on.
-func (w *Watcher) Watch(p unsafe.Pointer, n uint64) error {
-	if n == 0 || p == nil {
+func (w *Watcher) Watch(p uintptr, n uint64) error {
+	if n == 0 || p == 0 {
 		return errors.New("empty range")
 	}
 	w.mu.Lock()
@@ -135,8 +136,8 @@ func (w *Watcher) Watch(p unsafe.Pointer, n uint64) error {
 }
 
 // Unwatch stops reporting the pages of [p, p+n) (they may be gone).
-func (w *Watcher) Unwatch(p unsafe.Pointer, n uint64) {
-	if n == 0 || p == nil {
+func (w *Watcher) Unwatch(p uintptr, n uint64) {
+	if n == 0 || p == 0 {
 		return
 	}
 	w.mu.Lock()

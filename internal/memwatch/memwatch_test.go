@@ -48,7 +48,7 @@ func TestEveryWayMemoryGoesIsReported(t *testing.T) {
 	// munmap
 	b := mapAnon(t, 4*page)
 	p := unsafe.Pointer(&b[0])
-	require.NoError(t, w.Watch(unsafe.Add(p, 100), uint64(2*page)))
+	require.NoError(t, w.Watch(uintptr(p)+100, uint64(2*page)))
 	require.NoError(t, unix.Munmap(b))
 	gone := w.Take()
 	assert.True(t, covered(gone, unsafe.Add(p, 100), 2*page), "munmap of a watched range: %v", gone)
@@ -57,7 +57,7 @@ func TestEveryWayMemoryGoesIsReported(t *testing.T) {
 	// madvise(MADV_DONTNEED): the same address, other pages from now on
 	b = mapAnon(t, 4*page)
 	p = unsafe.Pointer(&b[0])
-	require.NoError(t, w.Watch(p, uint64(4*page)))
+	require.NoError(t, w.Watch(uintptr(p), uint64(4*page)))
 	require.NoError(t, unix.Madvise(b[page:2*page], unix.MADV_DONTNEED))
 	gone = w.Take()
 	assert.True(t, covered(gone, unsafe.Add(p, page), page), "MADV_DONTNEED: %v", gone)
@@ -91,7 +91,7 @@ func TestEventsReadWithoutTake(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		b := mapAnon(t, 1<<16)
 		ps = append(ps, unsafe.Pointer(&b[0]))
-		require.NoError(t, w.Watch(ps[i], 1<<16))
+		require.NoError(t, w.Watch(uintptr(ps[i]), 1<<16))
 		require.NoError(t, unix.Munmap(b))
 	}
 	gone := w.Take()
@@ -105,7 +105,7 @@ func TestLostEventsMeanEverything(t *testing.T) {
 	w := newWatcher(t)
 	page := unix.Getpagesize()
 	b := mapAnon(t, 1100*page)
-	require.NoError(t, w.Watch(unsafe.Pointer(&b[0]), uint64(len(b))))
+	require.NoError(t, w.Watch(uintptr(unsafe.Pointer(&b[0])), uint64(len(b))))
 	for i := 0; i < 1100; i += 2 { // 550 separate events
 		require.NoError(t, unix.Madvise(b[i*page:(i+1)*page], unix.MADV_DONTNEED))
 	}
@@ -121,8 +121,8 @@ func TestOnlyWatchedMemory(t *testing.T) {
 	b := mapAnon(t, 1<<16)
 	require.NoError(t, unix.Munmap(b))
 	assert.Empty(t, w.Take())
-	assert.Error(t, w.Watch(unsafe.Pointer(&b[0]), 1<<16), "unmapped memory")
-	assert.Error(t, w.Watch(nil, 0))
+	assert.Error(t, w.Watch(uintptr(unsafe.Pointer(&b[0])), 1<<16), "unmapped memory")
+	assert.Error(t, w.Watch(0, 0))
 }
 
 // Unwatch ends the reports for a range; Close drops every watch, after
@@ -135,15 +135,15 @@ func TestUnwatchAndClose(t *testing.T) {
 	require.NoError(t, err)
 	b := mapAnon(t, 1<<16)
 	c := mapAnon(t, 1<<16)
-	require.NoError(t, w.Watch(unsafe.Pointer(&b[0]), 1<<16))
-	require.NoError(t, w.Watch(unsafe.Pointer(&c[0]), 1<<16))
-	w.Unwatch(unsafe.Pointer(&b[0]), 1<<16)
+	require.NoError(t, w.Watch(uintptr(unsafe.Pointer(&b[0])), 1<<16))
+	require.NoError(t, w.Watch(uintptr(unsafe.Pointer(&c[0])), 1<<16))
+	w.Unwatch(uintptr(unsafe.Pointer(&b[0])), 1<<16)
 	require.NoError(t, unix.Munmap(b))
 	assert.Empty(t, w.Take())
 	w.Close()
 	w.Close()
 	assert.Empty(t, w.Take())
-	assert.Error(t, w.Watch(unsafe.Pointer(&c[0]), 1<<16))
+	assert.Error(t, w.Watch(uintptr(unsafe.Pointer(&c[0])), 1<<16))
 	require.NoError(t, unix.Madvise(c, unix.MADV_DONTNEED))
 	require.NoError(t, unix.Munmap(c))
 }
@@ -154,9 +154,9 @@ func TestTwoWatchers(t *testing.T) {
 	w1, w2 := newWatcher(t), newWatcher(t)
 	b := mapAnon(t, 1<<16)
 	c := mapAnon(t, 1<<16)
-	require.NoError(t, w1.Watch(unsafe.Pointer(&b[0]), 1<<16))
-	require.NoError(t, w2.Watch(unsafe.Pointer(&c[0]), 1<<16))
-	assert.Error(t, w2.Watch(unsafe.Pointer(&b[0]), 1<<16), "another watcher's range")
+	require.NoError(t, w1.Watch(uintptr(unsafe.Pointer(&b[0])), 1<<16))
+	require.NoError(t, w2.Watch(uintptr(unsafe.Pointer(&c[0])), 1<<16))
+	assert.Error(t, w2.Watch(uintptr(unsafe.Pointer(&b[0])), 1<<16), "another watcher's range")
 	require.NoError(t, unix.Munmap(b))
 	require.NoError(t, unix.Munmap(c))
 	g1, g2 := w1.Take(), w2.Take()
