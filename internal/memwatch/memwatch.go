@@ -92,7 +92,13 @@ func New() (*Watcher, error) {
 	// The reader thread uses it: C's memory, not Go's.
 	c := (*C.struct_memwatch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_memwatch{}))))
 	c.uffd = C.int(fd)
-	if rc := C.memwatch_start(c); rc != 0 {
+	// Started from a goroutine of its own: the caller may be the
+	// application's thread, pinned to one CPU (acprun --acp-bind thread),
+	// whose mask a new thread inherits; the runtime's other threads keep
+	// every CPU the process has (core.PinCallingThread).
+	started := make(chan C.int)
+	go func() { started <- C.memwatch_start(c) }()
+	if rc := <-started; rc != 0 {
 		unix.Close(int(fd))
 		C.free(unsafe.Pointer(c))
 		return nil, fmt.Errorf("%w: cannot start its reader thread: %v", ErrUnavailable, syscall.Errno(rc))
