@@ -117,10 +117,10 @@ func (c *regCache) watch(lr *localRegion, logf func(string, ...any)) bool {
 // memory's mapping at its pages; left behind, the splits of many ranges
 // would add up.
 func (c *regCache) unwatch(base uintptr, size uint64) {
-	page := uintptr(unix.Getpagesize())
-	first, end := base&^(page-1), (base+uintptr(size)+page-1)&^(page-1)
+	first, end := memwatch.PageSpan(base, size)
 	shares := func(b uintptr, n uint64) bool {
-		return b&^(page-1) < end && first < (b+uintptr(n)+page-1)&^(page-1)
+		f, e := memwatch.PageSpan(b, n)
+		return f < end && first < e
 	}
 	for _, x := range c.idle {
 		if shares(x.base, x.size) {

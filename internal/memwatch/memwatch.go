@@ -65,7 +65,6 @@ type uffdioRegisterArg struct {
 type Watcher struct {
 	mu     sync.Mutex // Close against Take
 	c      *C.struct_memwatch
-	page   uintptr
 	closed bool
 }
 
@@ -103,7 +102,7 @@ func New() (*Watcher, error) {
 		C.free(unsafe.Pointer(c))
 		return nil, fmt.Errorf("%w: cannot start its reader thread: %v", ErrUnavailable, syscall.Errno(rc))
 	}
-	return &Watcher{c: c, page: uintptr(unix.Getpagesize())}, nil
+	return &Watcher{c: c}, nil
 }
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
@@ -113,10 +112,17 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
 	return nil
 }
 
-// pages widens [p, p+n) to whole pages.
+// pageSize is this system's page size: watches cover whole pages.
+var pageSize = uintptr(unix.Getpagesize())
+
+// PageSpan is [p, p+n) widened to whole pages: what a watch covers.
+func PageSpan(p uintptr, n uint64) (first, end uintptr) {
+	return p &^ (pageSize - 1), (p + uintptr(n) + pageSize - 1) &^ (pageSize - 1)
+}
+
+// pages is the kernel's range for [p, p+n).
 func (w *Watcher) pages(p uintptr, n uint64) uffdioRange {
-	s := p &^ (w.page - 1)
-	e := (p + uintptr(n) + w.page - 1) &^ (w.page - 1)
+	s, e := PageSpan(p, n)
 	return uffdioRange{uint64(s), uint64(e - s)}
 }
 
