@@ -396,6 +396,33 @@ func TestFastPathPostsOverIB(t *testing.T) {
 	}
 }
 
+// An operation ordered behind a copy the C side posted starts although
+// nobody waits for either, while the application is active (its copies
+// then leave the progress goroutine in its long sleep): the engine tells
+// the transport that an operation waits, and the goroutine looks for the
+// first copy's completion within its short timer period. Without that it
+// would start only when the long sleep (a second) ended.
+func TestOrderedBehindUnwatchedFastCopyStartsIB(t *testing.T) {
+	e, _, me, peer, mine, theirs := ibPair(t)
+	h, err := e.Copy(peer, me, 8, core.HandleNull) // connect first
+	require.NoError(t, err)
+	e.Complete(h)
+	for i := 1; i <= 5; i++ {
+		for range 20 { // the application is active
+			waitFast(e, fastCopy(e, peer+64, me+64, 8, core.HandleNull))
+		}
+		time.Sleep(100 * time.Millisecond) // past the spin: the goroutine sleeps
+		mine[8] = byte(i)
+		first := fastCopy(e, peer+8192, me+8192, 1<<20, core.HandleNull)
+		require.NotZero(t, first, "the first copy went through Go")
+		second, err := e.Copy(peer+16, me+8, 1, first)
+		require.NoError(t, err)
+		coretest.AwaitByte(t, theirs, 16, byte(i), 250*time.Millisecond) // a quarter of the long sleep
+		e.Complete(second)
+		waitFast(e, first)
+	}
+}
+
 // Registered memory over ib: once the Go side has learnt a peer's key
 // (the first access), the C path posts copies to and from that
 // registration, and from and to registrations of ours, and leaves out what

@@ -91,7 +91,10 @@ type Engine struct {
 	polled  []Transport     // the ones that reach at least one peer
 	// waitPollers are the polled transports told when a wait polls them.
 	waitPollers []WaitPoller
-	route       []uint8 // peer → index into trs
+	// orderWatchers are the polled transports told when an operation
+	// begins to wait for earlier ones.
+	orderWatchers []OrderWatcher
+	route         []uint8 // peer → index into trs
 	// The transport that executes the job's 8-byte atomics on its device
 	// for every placement (DeviceAtomics), or nil: then atomics on memory
 	// this thread can touch are CPU atomics, and the owner's CPU serves
@@ -529,6 +532,9 @@ func (e *Engine) chooseRoutes(books []AddressBook) error {
 	for _, t := range e.polled {
 		if w, ok := t.(WaitPoller); ok {
 			e.waitPollers = append(e.waitPollers, w)
+		}
+		if w, ok := t.(OrderWatcher); ok {
+			e.orderWatchers = append(e.orderWatchers, w)
 		}
 	}
 	e.Logf(1, "transports: %s", strings.Join(parts, ", "))

@@ -75,7 +75,17 @@ type queue struct {
 	issued  *atomic.Int64 // last handle issued
 	done    *atomic.Int64 // every handle <= done is complete
 	waiting []*cmd        // in handle order, guarded by the lock
-	wake    event
+	// waitingAny: waiting is not empty (OrderWaiting). Apart from the
+	// fast state, which transports' progress goroutines may look at
+	// before it exists.
+	waitingAny atomic.Bool
+	wake       event
+}
+
+// setWaiting publishes the length of waiting (under the lock).
+func (q *queue) setWaiting(n int) {
+	q.fast.u32(fastWaiting).Store(uint32(n))
+	q.waitingAny.Store(n > 0)
 }
 
 func (q *queue) init(e *Engine, depth int) error {
@@ -106,7 +116,7 @@ func (q *queue) reset() {
 	q.issued.Store(0)
 	q.done.Store(0)
 	q.waiting = q.waiting[:0]
-	q.fast.u32(fastWaiting).Store(0)
+	q.setWaiting(0)
 }
 
 func (q *queue) slot(h Handle) *cmd { return &q.ring[uint64(h)%uint64(len(q.ring))] }
@@ -150,8 +160,11 @@ func (q *queue) issue(c cmd, order Handle) (Handle, error) {
 	}
 	s.state = slotWaiting
 	q.waiting = append(q.waiting, s)
-	q.fast.u32(fastWaiting).Store(uint32(len(q.waiting)))
+	q.setWaiting(len(q.waiting))
 	q.unlock()
+	for _, w := range q.e.orderWatchers {
+		w.OrderWaits()
+	}
 	return h, nil
 }
 
@@ -250,7 +263,7 @@ func (q *queue) finish(c *cmd, err error, ready []*cmd) []*cmd {
 		}
 		clear(q.waiting[len(keep):])
 		q.waiting = keep
-		q.fast.u32(fastWaiting).Store(uint32(len(keep)))
+		q.setWaiting(len(keep))
 	}
 	q.unlock()
 	q.wake.broadcast()
@@ -484,6 +497,9 @@ func (e *Engine) waitEnds() {
 		w.WaitEnds()
 	}
 }
+
+// OrderWaiting implements Host: operations wait for earlier ones.
+func (e *Engine) OrderWaiting() bool { return e.q.waitingAny.Load() }
 
 // Polled implements Host: an application thread is polling the transports
 // in a wait right now (between PollingWaitBegins and PollingWaitEnds).

@@ -103,6 +103,16 @@ type WaitPoller interface {
 	WaitEnds()
 }
 
+// OrderWatcher is implemented by transports whose progress thread may
+// sleep long while work that the application polls for itself is in
+// flight (ib's C fast path). An operation ordered behind such work starts
+// only when someone sees that work complete: the engine calls OrderWaits
+// whenever an operation begins to wait for earlier ones, and the transport
+// then looks for completions often while Host.OrderWaiting holds.
+type OrderWatcher interface {
+	OrderWaits()
+}
+
 // SourceReader is implemented by transports that read a put's source after
 // Put returned, where a fault there cannot fail that put alone (udp: a
 // send of a batch of datagrams fails whole with EFAULT). Before such a put
@@ -196,6 +206,11 @@ type Host interface {
 	// Wake tells the engine that a peer's put landed in our memory, so that
 	// a waiter polling that memory looks again (cheap when nobody waits).
 	Wake()
+
+	// OrderWaiting reports whether operations wait in the engine for
+	// earlier ones to finish (an order handle): such an operation starts
+	// only once someone sees its predecessors complete (OrderWatcher).
+	OrderWaiting() bool
 
 	// Polled reports whether an application thread is polling the
 	// transports in a wait right now, receiving what arrives itself (a

@@ -72,7 +72,7 @@ const (
 	maxChunk     = 1 << 30 // bytes per RDMA work request (32-bit lengths)
 	qpTimeout    = 16      // local ACK timeout 4.096 µs * 2^16 = 0.27 s
 	recvTag      = 1 << 63
-	timerPeriod  = 50 * time.Millisecond // the progress goroutine's longest sleep with work in flight
+	timerPeriod  = 50 * time.Millisecond // the progress goroutine's longest sleep with Go's work in flight or an operation waiting in the engine
 	addressBytes = 19                    // IPv6-sized IP | port | flags (wire.go)
 )
 
@@ -176,6 +176,10 @@ type endpoint struct {
 	waiting atomic.Int32
 	waits   atomic.Uint64
 	quiet   atomic.Bool
+	// longSleep: the progress goroutine sleeps longer than timerPeriod
+	// (or is about to), unaware of an operation that the engine holds
+	// behind the C side's work (OrderWaits).
+	longSleep atomic.Bool
 
 	fatalOnce sync.Once
 	closed    atomic.Bool
@@ -468,6 +472,16 @@ func (e *endpoint) wakeIdle() {
 	}
 }
 
+// OrderWaits implements core.OrderWatcher: an operation began to wait in
+// the engine for earlier ones, which may be the C side's, whose
+// completions nobody else may look for; a long sleep ends, and the next
+// one is timerPeriod long while any operation waits.
+func (e *endpoint) OrderWaits() {
+	if e.longSleep.Load() {
+		core.SignalEventfd(e.wakeFD)
+	}
+}
+
 // now is the coarse clock of the endpoint (Unix nanoseconds), refreshed
 // by the progress loop at least every timerPeriod: reading the real clock
 // can cost microseconds (a virtual machine without a usable TSC), and only
@@ -619,19 +633,27 @@ func (e *endpoint) progressLoop() {
 		// here or wakes us (issue).
 		//
 		// The C side's work in flight is the application's to poll: it
-		// needs no event per completion, but this goroutine looks at
-		// least every timerPeriod (an operation ordered after it waits
-		// in the engine until someone sees it complete). So it does while
-		// the application issued or polled since the last sleep: the
-		// long sleep would have every operation wake it (a system call
-		// for the issuer, a thread switch here).
+		// needs no event per completion, and no look from here either,
+		// except when an operation ordered after it waits in the engine
+		// until someone sees it complete: then this goroutine looks at
+		// least every timerPeriod (the engine tells us when one begins
+		// to wait: OrderWaits). Otherwise the sleep is long, and while
+		// the application issued or polled since the last sleep the C
+		// side's operations do not end it (idleSleep 0): each would
+		// otherwise wake it (a system call for the issuer, a thread
+		// switch here). A look every timerPeriod regardless cost more
+		// than it found: in the Soft-RoCE guest each one woke three of
+		// the runtime's threads per process, on the CPUs where the ranks
+		// spin, for 2-3 ms (BENCHMARKS.md, 2026-11-29, eighth section).
 		// Announced before busy is read: an operation enqueued after
 		// that reading finds them set (deaf first: it is set whenever
-		// idleSleep is, for wakeIdle).
+		// idleSleep is, for wakeIdle; longSleep before the engine's
+		// waiting count, for OrderWaits).
 		// While the application's threads poll in their waits, nothing
 		// is armed and the sleep is short (sleepQuiet).
 		quiet := e.sleepQuiet(quietBefore, &waitsSeen)
 		quietBefore = quiet
+		e.longSleep.Store(!quiet)
 		e.deaf.Store(true)
 		e.idleSleep.Store(1)
 		busy := e.busy()
@@ -646,9 +668,12 @@ func (e *endpoint) progressLoop() {
 		case quiet:
 			e.idleSleep.Store(0)
 			wait = quietLease
-		case busy || active || e.inflight.Load() > 0:
+		case busy || e.host.OrderWaiting():
 			e.idleSleep.Store(0)
+			e.longSleep.Store(false)
 			wait = timerPeriod
+		case active || e.inflight.Load() > 0:
+			e.idleSleep.Store(0)
 		}
 		if !quiet {
 			e.arm(busy)
@@ -657,6 +682,7 @@ func (e *endpoint) progressLoop() {
 			e.quiet.Store(false)
 			e.idleSleep.Store(0)
 			e.deaf.Store(false)
+			e.longSleep.Store(false)
 			if core.Moved(&e.served, &servedSeen) {
 				gate.Worked(time.Now())
 			}
@@ -667,6 +693,7 @@ func (e *endpoint) progressLoop() {
 		e.quiet.Store(false)
 		e.idleSleep.Store(0)
 		e.deaf.Store(false)
+		e.longSleep.Store(false)
 	}
 }
 

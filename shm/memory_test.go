@@ -18,6 +18,7 @@ type quietHost struct{ core.Host }
 func (quietHost) Layout() core.Layout                     { l, _ := core.NewLayout(2, 1); return l }
 func (quietHost) Logf(level int, format string, a ...any) {}
 func (quietHost) Polled() bool                            { return false }
+func (quietHost) OrderWaiting() bool                      { return false }
 func (quietHost) PeerRank(p int) int                      { return p }
 
 // A process keeps what it needs of the start-up records after Connect: a

@@ -56,7 +56,8 @@ func (h *fakeHost) PeerRank(peer int) int { return peer }
 
 func (h *fakeHost) Wake() {}
 
-func (h *fakeHost) Polled() bool { return h.polled.Load() }
+func (h *fakeHost) Polled() bool       { return h.polled.Load() }
+func (h *fakeHost) OrderWaiting() bool { return false }
 
 func (h *fakeHost) Layout() core.Layout { l, _ := core.NewLayout(2, 1); return l }
 

@@ -43,6 +43,7 @@ func (probeHost) ApplyAtomic(core.AtomicOp, core.GA, uint64, uint64) (uint64, co
 func (probeHost) Deliver(int, []byte)      {}
 func (probeHost) Wake()                    {}
 func (probeHost) Polled() bool             { return false }
+func (probeHost) OrderWaiting() bool       { return false }
 func (probeHost) PeerRank(p int) int       { return p }
 func (h probeHost) Layout() core.Layout    { return h.layout }
 func (probeHost) Fatal(error)              {}
