@@ -237,6 +237,13 @@ func (c *regCache) flush() (n int) {
 	c.mu.Lock()
 	idle := c.idle
 	c.idle, c.bytes = nil, 0
+	if !c.closed {
+		// As with every range let go: its watch would split the mapping
+		// for nothing (close ends every watch at once).
+		for _, x := range idle {
+			c.unwatch(x.base, x.size)
+		}
+	}
 	c.mu.Unlock()
 	for _, x := range idle {
 		deregAll(x.mrs)

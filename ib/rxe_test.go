@@ -1005,8 +1005,8 @@ func TestRegistrationKeptUntilMemoryGoes(t *testing.T) {
 }
 
 // A range stops being watched once no kept or watched registration
-// shares its pages (pushed out of the cache, or let go as its pages were
-// dropped), so that watches do not pile up: another watcher (a second
+// shares its pages (pushed out of the cache, let go as its pages were
+// dropped, or flushed), so that watches do not pile up: another watcher (a second
 // userfaultfd) can watch it then, and cannot while it is kept.
 func TestEvictedAndDroppedRangesUnwatched(t *testing.T) {
 	w, eps := keepingPair(t, "ib-reg-cache=1")
@@ -1036,4 +1036,8 @@ func TestEvictedAndDroppedRangesUnwatched(t *testing.T) {
 	idle, _, _ := rc.stats()
 	assert.Equal(t, 0, idle)
 	assert.NoError(t, other.Watch(b, n), "a range let go as its pages were dropped is still watched")
+	other.Unwatch(b, n)
+	cycle(pa)
+	assert.Equal(t, 1, rc.flush(), "a kept registration flushed")
+	assert.NoError(t, other.Watch(a, n), "a range flushed from the cache (registration refused for want of lockable memory) is still watched")
 }
