@@ -460,8 +460,9 @@ func (e *endpoint) Poll() bool {
 
 // wakeIdle ends a sleep of the progress goroutine that would not see the
 // operation just issued complete: the long idle sleep, and a sleep with
-// work of the C side's in flight (timerPeriod long), deaf to this
-// operation's completion until the goroutine arms the queue for it. A
+// the C side's work in flight or after the application's activity, deaf
+// to this operation's completion until the goroutine arms the queue for
+// it. A
 // channel's release of slots, posted by Go and awaited by no one, stayed
 // unseen for tens of milliseconds while the C side's later operations
 // completed, and so did whatever waited for it. Not while the goroutine
@@ -483,7 +484,9 @@ func (e *endpoint) OrderWaits() {
 }
 
 // now is the coarse clock of the endpoint (Unix nanoseconds), refreshed
-// by the progress loop at least every timerPeriod: reading the real clock
+// by the progress loop whenever it wakes, so at least every idleWait (the
+// peer timeout's sixteenth; every timerPeriod while Go's work is in
+// flight or an operation waits in the engine): reading the real clock
 // can cost microseconds (a virtual machine without a usable TSC), and only
 // timeouts of seconds use it. The C fast path stamps its work with it too.
 func (e *endpoint) now() int64 { return e.clock.Load() }
