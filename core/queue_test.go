@@ -13,9 +13,10 @@ import (
 // manualNet is a transport whose operations complete only when the test
 // says so, to observe the command queue's ordering rules exactly.
 type manualNet struct {
-	mu      sync.Mutex
-	pending []manualOp
-	sent    [][]byte
+	mu         sync.Mutex
+	pending    []manualOp
+	sent       [][]byte
+	orderWaits int // OrderWaits calls
 }
 
 type manualOp struct {
@@ -38,6 +39,9 @@ func (m *manualNet) add(kind string, c Completion) {
 func (m *manualNet) Put(_ int, _ GA, _ unsafe.Pointer, _ uint64, c Completion) { m.add("put", c) }
 func (m *manualNet) Get(_ int, _ GA, _ unsafe.Pointer, _ uint64, c Completion) { m.add("get", c) }
 func (m *manualNet) Atomic(_ int, _ AtomicOp, _ GA, _, _ uint64, c Completion) { m.add("atomic", c) }
+
+func (m *manualNet) OrderWaits()    { m.mu.Lock(); m.orderWaits++; m.mu.Unlock() }
+func (m *manualNet) toldWaits() int { m.mu.Lock(); defer m.mu.Unlock(); return m.orderWaits }
 
 func (m *manualNet) started() int { m.mu.Lock(); defer m.mu.Unlock(); return len(m.pending) }
 
@@ -168,6 +172,29 @@ func TestOrderDelaysStart(t *testing.T) {
 	manual.finish(4, nil)
 	assert.False(t, e.Inquire(h5))
 	_, _ = h3, h4
+}
+
+// A transport whose progress thread may sleep through completions that
+// the application polls for (OrderWatcher) is told whenever an operation
+// begins to wait for earlier ones, and OrderWaiting holds until none
+// waits.
+func TestTransportToldOfOrderedWaits(t *testing.T) {
+	e := newManualEngine(t)
+	me, _ := e.StarterGA(0)
+	peer, _ := e.StarterGA(1)
+	h1, _ := e.Copy(peer, me, 8, HandleNull)
+	assert.Zero(t, manual.toldWaits(), "an operation that starts at once")
+	assert.False(t, e.OrderWaiting())
+	_, _ = e.Copy(peer+8, me, 8, h1)
+	_, _ = e.Copy(peer+16, me, 8, HandleAll)
+	assert.Equal(t, 2, manual.toldWaits(), "one call per operation that waits")
+	assert.True(t, e.OrderWaiting())
+	manual.finish(0, nil) // h2 starts; h3 waits for it
+	assert.True(t, e.OrderWaiting())
+	manual.finish(1, nil) // h3 starts
+	assert.False(t, e.OrderWaiting(), "nothing waits")
+	manual.finish(2, nil)
+	assert.Equal(t, 2, manual.toldWaits())
 }
 
 func TestOrderedLocalChainRunsInline(t *testing.T) {
