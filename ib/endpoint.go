@@ -462,10 +462,9 @@ func (e *endpoint) Poll() bool {
 // operation just issued complete: the long idle sleep, and a sleep with
 // the C side's work in flight or after the application's activity, deaf
 // to this operation's completion until the goroutine arms the queue for
-// it. A
-// channel's release of slots, posted by Go and awaited by no one, stayed
-// unseen for tens of milliseconds while the C side's later operations
-// completed, and so did whatever waited for it. Not while the goroutine
+// it. A channel's release of slots, posted by Go and awaited by no one,
+// stayed unseen for tens of milliseconds while the C side's later
+// operations completed, and so did whatever waited for it. Not while the goroutine
 // sleeps quiet: that sleep is short (quietLease).
 func (e *endpoint) wakeIdle() {
 	if e.deaf.Load() && !e.quiet.Load() {
@@ -651,7 +650,7 @@ func (e *endpoint) progressLoop() {
 		// Announced before busy is read: an operation enqueued after
 		// that reading finds them set (deaf first: it is set whenever
 		// idleSleep is, for wakeIdle; longSleep before the engine's
-		// waiting count, for OrderWaits).
+		// OrderWaiting, for OrderWaits).
 		// While the application's threads poll in their waits, nothing
 		// is armed and the sleep is short (sleepQuiet).
 		quiet := e.sleepQuiet(quietBefore, &waitsSeen)
