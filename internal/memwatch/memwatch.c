@@ -16,8 +16,10 @@
 #include <signal.h>
 #include <sched.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void lock(struct memwatch *w)
@@ -86,6 +88,39 @@ static void *reader(void *arg)
         unlock(w);
     }
     return NULL;
+}
+
+int memwatch_open(int *api)
+{
+    *api = 0;
+    int flags = O_CLOEXEC | O_NONBLOCK;
+    int fd = (int)syscall(SYS_userfaultfd, flags | UFFD_USER_MODE_ONLY);
+    if (fd < 0 && errno == EINVAL)
+        /* Before Linux 5.11 there is no user-mode-only flag, and
+         * unprivileged use is governed by vm.unprivileged_userfaultfd. */
+        fd = (int)syscall(SYS_userfaultfd, flags);
+    if (fd < 0)
+        return -errno;
+    struct uffdio_api a = {.api = UFFD_API, .features = UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_REMAP};
+    if (ioctl(fd, UFFDIO_API, &a) < 0) {
+        int e = errno;
+        close(fd);
+        *api = 1;
+        return -e;
+    }
+    return fd;
+}
+
+int memwatch_watch(struct memwatch *w, uint64_t start, uint64_t len)
+{
+    struct uffdio_register r = {.range = {start, len}, .mode = UFFDIO_REGISTER_MODE_WP};
+    return ioctl(w->uffd, UFFDIO_REGISTER, &r) < 0 ? errno : 0;
+}
+
+void memwatch_unwatch(struct memwatch *w, uint64_t start, uint64_t len)
+{
+    struct uffdio_range r = {start, len};
+    ioctl(w->uffd, UFFDIO_UNREGISTER, &r);
 }
 
 int memwatch_start(struct memwatch *w)

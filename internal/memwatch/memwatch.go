@@ -37,30 +37,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Kernel interface (linux/userfaultfd.h).
-const (
-	uffdAPI          = 0xAA
-	uffdioAPI        = 0xc018aa3f // _IOWR(0xAA, 0x3F, struct uffdio_api)
-	uffdioRegister   = 0xc020aa00 // _IOWR(0xAA, 0x00, struct uffdio_register)
-	uffdioUnregister = 0x8010aa01 // _IOR(0xAA, 0x01, struct uffdio_range)
-	uffdUserModeOnly = 1          // userfaultfd(2) flag: no kernel-mode faults (none are handled here anyway)
-	registerModeWP   = 1 << 1
-
-	featureEventRemap  = 1 << 2
-	featureEventRemove = 1 << 3
-	featureEventUnmap  = 1 << 6
-)
-
-type uffdioAPIArg struct{ api, features, ioctls uint64 }
-
-type uffdioRange struct{ start, len uint64 }
-
-type uffdioRegisterArg struct {
-	r      uffdioRange
-	mode   uint64
-	ioctls uint64
-}
-
 // Watcher reports when watched memory goes.
 type Watcher struct {
 	mu     sync.Mutex // Close against Take
@@ -73,24 +49,17 @@ var ErrUnavailable = errors.New("userfaultfd is not available")
 
 // New opens a watcher and starts its reader thread.
 func New() (*Watcher, error) {
-	flags := uintptr(unix.O_CLOEXEC | unix.O_NONBLOCK)
-	fd, _, errno := unix.Syscall(unix.SYS_USERFAULTFD, flags|uffdUserModeOnly, 0, 0)
-	if errno == unix.EINVAL {
-		// Before Linux 5.11 there is no user-mode-only flag, and
-		// unprivileged use is governed by vm.unprivileged_userfaultfd.
-		fd, _, errno = unix.Syscall(unix.SYS_USERFAULTFD, flags, 0, 0)
-	}
-	if errno != 0 {
-		return nil, fmt.Errorf("%w: userfaultfd(2): %v", ErrUnavailable, errno)
-	}
-	api := uffdioAPIArg{api: uffdAPI, features: featureEventUnmap | featureEventRemove | featureEventRemap}
-	if err := ioctl(int(fd), uffdioAPI, unsafe.Pointer(&api)); err != nil {
-		unix.Close(int(fd))
-		return nil, fmt.Errorf("%w: UFFDIO_API with unmap, remove and remap events: %v", ErrUnavailable, err)
+	var api C.int
+	fd := C.memwatch_open(&api)
+	if fd < 0 {
+		if api != 0 {
+			return nil, fmt.Errorf("%w: UFFDIO_API with unmap, remove and remap events: %v", ErrUnavailable, syscall.Errno(-fd))
+		}
+		return nil, fmt.Errorf("%w: userfaultfd(2): %v", ErrUnavailable, syscall.Errno(-fd))
 	}
 	// The reader thread uses it: C's memory, not Go's.
 	c := (*C.struct_memwatch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_memwatch{}))))
-	c.uffd = C.int(fd)
+	c.uffd = fd
 	// Started from a goroutine of its own: the caller may be the
 	// application's thread, pinned to one CPU (acprun --acp-bind thread),
 	// whose mask a new thread inherits; the runtime's other threads keep
@@ -105,13 +74,6 @@ func New() (*Watcher, error) {
 	return &Watcher{c: c}, nil
 }
 
-func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
-	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg)); errno != 0 {
-		return errno
-	}
-	return nil
-}
-
 // pageSize is this system's page size: watches cover whole pages.
 var pageSize = uintptr(unix.Getpagesize())
 
@@ -120,10 +82,10 @@ func PageSpan(p uintptr, n uint64) (first, end uintptr) {
 	return p &^ (pageSize - 1), (p + uintptr(n) + pageSize - 1) &^ (pageSize - 1)
 }
 
-// pages is the kernel's range for [p, p+n).
-func (w *Watcher) pages(p uintptr, n uint64) uffdioRange {
+// pages is the kernel's range for [p, p+n): start and length.
+func pages(p uintptr, n uint64) (C.uint64_t, C.uint64_t) {
 	s, e := PageSpan(p, n)
-	return uffdioRange{uint64(s), uint64(e - s)}
+	return C.uint64_t(s), C.uint64_t(e - s)
 }
 
 // Watch starts reporting the pages of [p, p+n) (addresses of this
@@ -140,9 +102,9 @@ func (w *Watcher) Watch(p uintptr, n uint64) error {
 	if w.closed {
 		return errors.New("the watcher is closed")
 	}
-	reg := uffdioRegisterArg{r: w.pages(p, n), mode: registerModeWP}
-	if err := ioctl(int(w.c.uffd), uffdioRegister, unsafe.Pointer(&reg)); err != nil {
-		return fmt.Errorf("UFFDIO_REGISTER of %#x + %d bytes: %v", reg.r.start, reg.r.len, err)
+	start, length := pages(p, n)
+	if rc := C.memwatch_watch(w.c, start, length); rc != 0 {
+		return fmt.Errorf("UFFDIO_REGISTER of %#x + %d bytes: %v", uint64(start), uint64(length), syscall.Errno(rc))
 	}
 	return nil
 }
@@ -157,8 +119,8 @@ func (w *Watcher) Unwatch(p uintptr, n uint64) {
 	if w.closed {
 		return
 	}
-	r := w.pages(p, n)
-	_ = ioctl(int(w.c.uffd), uffdioUnregister, unsafe.Pointer(&r))
+	start, length := pages(p, n)
+	C.memwatch_unwatch(w.c, start, length)
 }
 
 // Gone is a range [Start, End) that is not the memory it was.

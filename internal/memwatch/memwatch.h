@@ -21,6 +21,15 @@ struct memwatch {
     uint64_t ring[MEMWATCH_RING][2]; /* [start, end) */
 };
 
+/* Opens a userfaultfd (close-on-exec, non-blocking) that reports unmap,
+ * remove and remap events: its descriptor, or -errno with *api set when
+ * the kernel refused those events rather than the descriptor. */
+int memwatch_open(int *api);
+/* Watches the pages [start, start+len) in write-protect mode (nothing is
+ * ever protected); 0 or an errno. */
+int memwatch_watch(struct memwatch *w, uint64_t start, uint64_t len);
+/* Stops watching the pages [start, start+len). */
+void memwatch_unwatch(struct memwatch *w, uint64_t start, uint64_t len);
 /* Starts the reader thread; 0 or an errno. */
 int memwatch_start(struct memwatch *w);
 /* Stops and joins it. */
