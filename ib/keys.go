@@ -37,9 +37,7 @@ type localRegion struct {
 }
 
 func (lr *localRegion) deregister() {
-	for _, mr := range lr.mrs {
-		_ = deregMR(mr)
-	}
+	deregAll(lr.mrs)
 	lr.mrs = nil
 	if lr.locked {
 		_ = unix.Munlock(unsafe.Slice((*byte)(lr.r.Base), lr.size))

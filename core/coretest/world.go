@@ -50,10 +50,7 @@ func (s *SyncBuffer) String() string {
 // "name=value" pairs applied to every engine. A rank that exits (a fatal
 // error) panics.
 func NewWorld(t testing.TB, n int, transport string, settings ...string) *World {
-	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}}
-	return w.start(transport, settings, func(r, code int) {
-		panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
-	})
+	return newPanicking(t, n, false, transport, settings)
 }
 
 // NewForeignWorld is NewWorld whose engines are told, as a C program's
@@ -61,7 +58,12 @@ func NewWorld(t testing.TB, n int, transport string, settings ...string) *World 
 // (core.Config.ForeignMemory): the test must register only memory it
 // mapped (CMem).
 func NewForeignWorld(t testing.TB, n int, transport string, settings ...string) *World {
-	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}, foreign: true}
+	return newPanicking(t, n, true, transport, settings)
+}
+
+// newPanicking starts a world whose exiting ranks panic.
+func newPanicking(t testing.TB, n int, foreign bool, transport string, settings []string) *World {
+	w := &World{T: t, Group: NewGroup(n), Engines: make([]*core.Engine, n), Stderr: &SyncBuffer{}, foreign: foreign}
 	return w.start(transport, settings, func(r, code int) {
 		panic(fmt.Sprintf("rank %d exited with %d: %s", r, code, w.Stderr.String()))
 	})
