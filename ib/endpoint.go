@@ -681,10 +681,7 @@ func (e *endpoint) progressLoop() {
 			e.arm(busy)
 		}
 		if e.progress() {
-			e.quiet.Store(false)
-			e.idleSleep.Store(0)
-			e.deaf.Store(false)
-			e.longSleep.Store(false)
+			e.awake()
 			if core.Moved(&e.served, &servedSeen) {
 				gate.Worked(time.Now())
 			}
@@ -692,11 +689,17 @@ func (e *endpoint) progressLoop() {
 			continue
 		}
 		e.takeEvents(e.events.wait(wait))
-		e.quiet.Store(false)
-		e.idleSleep.Store(0)
-		e.deaf.Store(false)
-		e.longSleep.Store(false)
+		e.awake()
 	}
+}
+
+// awake withdraws what the progress goroutine announced before a sleep:
+// it is about to look for work itself.
+func (e *endpoint) awake() {
+	e.quiet.Store(false)
+	e.idleSleep.Store(0)
+	e.deaf.Store(false)
+	e.longSleep.Store(false)
 }
 
 // busy reports whether the Go side has work in flight: the progress
