@@ -271,16 +271,6 @@ func (c *regCache) summary() string {
 		len(c.idle), c.bytes, c.max, c.hits, c.parked, c.dropped, c.evicted, c.stale, c.unwatched)
 }
 
-// stats reports the counts (tests), after what the memory watch reported.
-func (c *regCache) stats() (idle int, hits, dropped uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.closed {
-		c.apply(c.w.Take())
-	}
-	return len(c.idle), c.hits, c.dropped
-}
-
 func deregAll(mrs []*vmr) {
 	for _, mr := range mrs {
 		_ = deregMR(mr)

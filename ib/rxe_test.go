@@ -874,6 +874,16 @@ func TestIdleProgressSeesIssuedWork(t *testing.T) {
 	}
 }
 
+// stats reports the cache's counts, after what the memory watch reported.
+func (c *regCache) stats() (idle int, hits, dropped uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.apply(c.w.Take())
+	}
+	return len(c.idle), c.hits, c.dropped
+}
+
 // keepingPair starts two engines that keep registrations for reuse, as a
 // C program's do, or skips the test where userfaultfd is not allowed.
 func keepingPair(t *testing.T, settings ...string) (*coretest.World, []*endpoint) {
