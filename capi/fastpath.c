@@ -614,6 +614,51 @@ static int await(uint64_t *w, uint64_t want, uint64_t spin, uint64_t yield)
     }
 }
 
+/* Writes a barrier's epoch to the slot of round k of a dissemination
+ * (core disseminate): a store into mapped memory, or a signal the
+ * transport's C code posts (bit k of gamask: the slot's word is its GA).
+ * 0 when the signal was declined: the ordinary path must finish. */
+static int bar_write(char *f, acpf_remote *r, uint32_t k, uint32_t gamask, uint64_t ep)
+{
+    uint64_t to = LOAD(U64(f, ACPF_BAR_PEERS + 8 * k));
+    if (!(gamask & (1u << k))) {
+        __atomic_store_n((uint64_t *)(uintptr_t)to, ep, __ATOMIC_SEQ_CST);
+        return 1;
+    }
+    acpf_end at;
+    if (!end_of(f, to, &at))
+        return 0;
+    for (int i = 1;; i++) {
+        int rc = r->signal(r, &at, to, ep);
+        if (rc != ACPF_FULL)
+            return rc == 1;
+        /* The queue pair is full: its completions make room (remote_copy). */
+        if (poll_remote(f, r) || i >= FULL_TRIES)
+            return 0;
+        if (i % 64 == 0)
+            sched_yield();
+    }
+}
+
+/* The rounds of a dissemination barrier of epoch ep; 0 when the ordinary
+ * path must finish it (it redoes every round: the writes are idempotent,
+ * epochs only grow). Before a round's wait it polls the transport's C code
+ * once, which frees the entries earlier writes hold. */
+static int disseminate(char *f, acpf_remote *r, uint64_t ep, uint64_t spin, uint64_t yield)
+{
+    uint32_t rounds = LOAD(U32(f, ACPF_BAR_ROUNDS)), gamask = LOAD(U32(f, ACPF_BAR_GAMASK));
+    uint64_t *mine = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_MINE));
+    for (uint32_t k = 0; k < rounds; k++) {
+        if (!bar_write(f, r, k, gamask, ep))
+            return 0;
+        if (gamask != 0 && LOAD(&mine[k]) < ep)
+            poll_remote(f, r);
+        if (!await(&mine[k], ep, spin, yield))
+            return 0;
+    }
+    return 1;
+}
+
 int64_t acpfast_sync(void *state)
 {
     char *f = state_of(state);
@@ -622,33 +667,44 @@ int64_t acpfast_sync(void *state)
     /* acp_sync completes our operations first: here only when there are none. */
     if (LOAD(I64(f, ACPF_DONE)) != LOAD(I64(f, ACPF_ISSUED)))
         return -1;
+    /* Rounds through a transport need its C code. */
+    acpf_remote *r = remote(f);
+    if (LOAD(U32(f, ACPF_BAR_GAMASK)) != 0 && (r == NULL || r->signal == NULL))
+        return -1;
     int32_t zero = 0, *lk = (int32_t *)(f + ACPF_BAR_LOCK);
     if (!__atomic_compare_exchange_n(lk, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return -1; /* another thread is in a barrier: Go queues us */
+    /* The Go side's barrier puts must be complete (it waits for them): one
+     * still queued there could land after our write of a later epoch to
+     * the same slot (core barrier.pending). Only a barrier adds to them. */
+    if (LOAD(I64(f, ACPF_BAR_PENDING)) != 0) {
+        __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
+        return -1;
+    }
     uint64_t ep = LOAD(U64(f, ACPF_BAR_EPOCH)) + 1;
     __atomic_store_n(U64(f, ACPF_BAR_EPOCH), ep, __ATOMIC_SEQ_CST);
     uint64_t *arrive = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_ARRIVE));
     uint64_t *release = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_RELEASE));
     uint64_t spin = LOAD(U64(f, ACPF_BAR_SPIN)), yield = LOAD(U64(f, ACPF_BAR_YIELD));
-    uint32_t rounds = LOAD(U32(f, ACPF_BAR_ROUNDS));
-    if (rounds > 0) {
-        /* Flat dissemination on mapped slots (core disseminate). Go redoes
-         * every round if it has to finish: the stores are idempotent. */
-        uint64_t *mine = (uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_MINE));
-        for (uint32_t k = 0; k < rounds; k++) {
-            __atomic_store_n((uint64_t *)(uintptr_t)LOAD(U64(f, ACPF_BAR_PEERS + 8 * k)), ep, __ATOMIC_SEQ_CST);
-            if (!await(&mine[k], ep, spin, yield))
-                return (int64_t)ep;
-        }
-        __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
-        return 0;
-    }
-    /* Arrive; on the only host the last arrival releases (core barrier). */
-    uint64_t n = __atomic_add_fetch(arrive, 1, __ATOMIC_SEQ_CST);
-    if (LOAD(U32(f, ACPF_BAR_LAST)) && n == ep * LOAD(U32(f, ACPF_BAR_LOCALS)))
+    if (LOAD(U32(f, ACPF_BAR_LEAD))) {
+        /* The leader of one of several hosts (core FinishSync): the host's
+         * processes arrive, the leaders disseminate, the leader releases. */
+        __atomic_add_fetch(arrive, 1, __ATOMIC_SEQ_CST);
+        if (!await(arrive, ep * LOAD(U32(f, ACPF_BAR_LOCALS)), spin, yield) || !disseminate(f, r, ep, spin, yield))
+            return (int64_t)ep;
         __atomic_store_n(release, ep, __ATOMIC_SEQ_CST);
-    else if (!await(release, ep, spin, yield))
-        return (int64_t)ep;
+    } else if (LOAD(U32(f, ACPF_BAR_ROUNDS)) > 0) {
+        /* A dissemination over everybody. */
+        if (!disseminate(f, r, ep, spin, yield))
+            return (int64_t)ep;
+    } else {
+        /* Arrive; on the only host the last arrival releases (core barrier). */
+        uint64_t n = __atomic_add_fetch(arrive, 1, __ATOMIC_SEQ_CST);
+        if (LOAD(U32(f, ACPF_BAR_LAST)) && n == ep * LOAD(U32(f, ACPF_BAR_LOCALS)))
+            __atomic_store_n(release, ep, __ATOMIC_SEQ_CST);
+        else if (!await(release, ep, spin, yield))
+            return (int64_t)ep;
+    }
     __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
     return 0;
 }

@@ -50,6 +50,9 @@
 #define ACPF_WAITING     400
 #define ACPF_DEV_ATOMICS 404
 #define ACPF_REMOTE      408
+#define ACPF_BAR_GAMASK  416
+#define ACPF_BAR_LEAD    420
+#define ACPF_BAR_PENDING 424
 #define ACPF_TABLE       512
 #define ACPF_ENTRY_SIZE  48
 #define ACPF_MAX_WINDOW  4096
@@ -91,12 +94,16 @@ int acpfast_wait(void *state, acp_handle_t handle);
  * complete only when its progress runs. */
 int acpfast_op_done(void *state, acp_handle_t handle);
 
-/* acp_sync when nothing is outstanding and the barrier is a store and a
- * wait in memory mapped here (one host, hierarchical barrier). Returns 0
- * when the barrier is over; -1 when the ordinary path must run it (nothing
- * was done); an epoch > 0 when this process arrived in that barrier but the
- * others are slow to: the ordinary path must finish it
- * (core Engine.FinishSync), which also releases the barrier's lock. */
+/* acp_sync when nothing is outstanding and this process's part of the
+ * barrier is stores into memory mapped here, writes the transport's C code
+ * posts (its signal), and waits in our own memory: a dissemination over
+ * everybody or, hierarchically, an arrival at the host's leader, whose
+ * part adds the dissemination among the hosts' leaders. Returns 0 when the
+ * barrier is over; -1 when the ordinary path must run it (nothing was
+ * done); an epoch > 0 when this process entered that barrier but could not
+ * finish it here (others are slow to arrive, or a write was declined): the
+ * ordinary path must finish it (core Engine.FinishSync), which also
+ * releases the barrier's lock. */
 int64_t acpfast_sync(void *state);
 
 /* Queries answered from the fast state while the engine runs (core

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -312,6 +313,98 @@ func waitFast(e *core.Engine, h core.Handle) {
 	if !fastWaited(e, h) {
 		e.Complete(h)
 	}
+}
+
+// Over ib the C path runs acp_sync as well: its rounds are writes that the
+// ib transport's C code posts into the peers' engine areas (signals). The
+// first barrier goes to Go, which connects the queue pairs its rounds
+// need; from then on its rounds are posted here. Each barrier must still
+// separate: a put completed before it is seen by its target after it.
+func TestFastPathTakesSyncOverIB(t *testing.T) {
+	needRDMA(t)
+	for _, n := range []int{2, 3, 4} {
+		w := coretest.NewWorld(t, n, "ib")
+		rounds := bits.Len(uint(n - 1))
+		const syncs = 40
+		before := ib.FastSignals()
+		w.Run(func(r int, e *core.Engine) error {
+			mine, err := e.StarterGA(r)
+			if err != nil {
+				return err
+			}
+			next, err := e.StarterGA((r + 1) % n)
+			if err != nil {
+				return err
+			}
+			mem := e.StarterMemory(core.SegStarter)
+			for i := 1; i <= syncs; i++ {
+				binary.LittleEndian.PutUint64(mem[8:], uint64(i))
+				h := fastCopy(e, next, mine+8, 8, core.HandleNull)
+				if h == core.HandleNull {
+					if h, err = e.Copy(next, mine+8, 8, core.HandleNull); err != nil {
+						return err
+					}
+				}
+				waitFast(e, h)
+				took, err := fastSynced(e)
+				if err != nil {
+					return err
+				}
+				if !took {
+					return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
+				}
+				if got := binary.LittleEndian.Uint64(mem[0:]); got != uint64(i) {
+					return fmt.Errorf("rank %d: after barrier %d the put before it holds %d", r, i, got)
+				}
+				// Nobody writes again before everybody has read.
+				if _, err := fastSynced(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		// Round 0 of every barrier after the first is posted here; a later
+		// round is too unless a wait before it outlasted its spinning and
+		// yielding and handed the barrier to Go (more processes than CPUs).
+		posted := ib.FastSignals() - before
+		t.Logf("%d processes: %d of at most %d barrier rounds posted from C", n, posted, n*rounds*2*syncs)
+		first := uint64(n * (2*syncs - 1))
+		if rounds == 1 {
+			assert.GreaterOrEqual(t, posted, first, "%d processes: barriers posted from C", n)
+		} else {
+			assert.Greater(t, posted, first, "%d processes: barriers whose later rounds were posted from C", n)
+		}
+		assert.LessOrEqual(t, posted, uint64(n*rounds*2*syncs), "%d processes", n)
+		w.Close()
+	}
+}
+
+// A barrier's put that the Go side sent and whose completion it has not
+// seen yet may still be queued there, and could land after the next
+// barrier's write to the same slot, undoing it; so the C path runs no
+// barrier while one is pending. A Go barrier therefore waits for its puts
+// where the C path could run the next one: otherwise the barrier after a
+// Go one would often be Go's too (whenever the peer's write arrived
+// before our put's acknowledgement), and so on.
+func TestGoBarrierWaitsForItsPutsIB(t *testing.T) {
+	needRDMA(t)
+	w := coretest.NewWorld(t, 2, "ib")
+	defer w.Close()
+	const rounds = 50
+	w.Run(func(_ int, e *core.Engine) error { return e.Sync() }) // connects
+	before := ib.FastSignals()
+	w.Run(func(r int, e *core.Engine) error {
+		for range rounds {
+			if err := e.Sync(); err != nil {
+				return err
+			}
+			if _, err := fastSynced(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	assert.Equal(t, uint64(2*rounds), ib.FastSignals()-before, "barriers posted from C, each after a Go one")
 }
 
 // The C path must actually take puts and gets of starter memory over ib,

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -57,13 +58,17 @@ type barrier struct {
 	leaders []int          // every host's leader, by physical index
 	arrive  unsafe.Pointer // the leader's arrival counter (mapped here, or ours)
 	release unsafe.Pointer // the leader's release word (mapped here, or ours)
-	// flat are the slots this process writes in each round of a flat
-	// dissemination among the processes of one host, mapped here.
-	flat []unsafe.Pointer
 	// words are the sources of puts to peers that are not mapped; a word
-	// is rewritten only after its previous put completed.
-	words   [maxRounds]uint64
-	pending atomic.Int64
+	// is rewritten only after its previous put completed (pending).
+	words [maxRounds]uint64
+}
+
+// pending counts the barrier's puts through a transport not yet complete.
+// It lives in the fast state: the C side runs no barrier while one is
+// pending, for a put still queued in a transport's Go side could land
+// after a later barrier's write to the same slot and take its epoch back.
+func (b *barrier) pending() *atomic.Int64 {
+	return (*atomic.Int64)(unsafe.Pointer(&b.f.mem[fastBarPending]))
 }
 
 // lock takes the barrier's lock, shared with the C side. It may be held
@@ -88,7 +93,7 @@ func (b *barrier) epoch() *atomic.Uint64 { return b.f.u64(fastBarEpoch) }
 // barrierPut completes one barrier write sent through a transport.
 type barrierPut struct{ b *barrier }
 
-func (p barrierPut) OnComplete(_ uint64, err error) { p.b.pending.Add(-1) }
+func (p barrierPut) OnComplete(_ uint64, err error) { p.b.pending().Add(-1) }
 
 // slot is where round r's arrivals land in our own engine area.
 func (e *Engine) slot(r int) *uint64 {
@@ -130,7 +135,6 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	// to the next. With more processes than CPUs the hierarchical barrier,
 	// which needs every process to run only once to arrive, wins.
 	flat := byte(0)
-	b.flat = b.flat[:0]
 	if len(b.leaders) == 1 && e.spin > 0 {
 		flat = 1
 		for round, dist := 0, 1; dist < e.nprocs; round, dist = round+1, dist*2 {
@@ -140,7 +144,6 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 				flat = 0
 				break
 			}
-			b.flat = append(b.flat, p)
 		}
 	}
 	all, err := e.ex.AllGather([]byte{ok, flat})
@@ -155,33 +158,40 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	}
 	if allFlat {
 		b.hier = false
-	} else {
-		b.flat = nil
 	}
 	e.Logf(2, "barrier: %s (%d host(s), %d process(es) on this one)", map[bool]string{true: "hierarchical", false: "dissemination over all processes"}[b.hier], len(b.leaders), b.locals)
 	b.publish(e)
 	return nil
 }
 
-// publish tells the C fast path whether it may run the barrier: when our
-// part of it is an arrival and a wait in mapped memory, so anywhere but on
-// the leader of one of several hosts.
+// publish tells the C fast path whether it may run the barrier, and how:
+// when our part of it is stores into memory mapped here, writes through a
+// transport's C code (core/fastremote.h's signal), and waits in our own
+// memory. That is a flat dissemination over everybody, an arrival and a
+// wait at our host's leader, or, for the leader of one of several hosts,
+// the arrivals, the dissemination among the leaders and the release.
 func (b *barrier) publish(e *Engine) {
 	f := b.f
 	f.u32(fastBarOn).Store(0)
 	f.u64(fastBarSpin).Store(uint64(e.spin)) // channel waits in C use it too
 	f.u64(fastBarYield).Store(uint64(yieldPhase / time.Nanosecond))
-	if e.nprocs > 1 && !b.hier && len(b.flat) > 0 && len(b.flat) <= fastBarMaxRounds {
-		f.u64(fastBarMine).Store(uint64(uintptr(unsafe.Pointer(e.slot(0)))))
-		for i, p := range b.flat {
-			f.u64(fastBarPeers + 8*i).Store(uint64(uintptr(p)))
-		}
-		f.u32(fastBarRounds).Store(uint32(len(b.flat)))
-		f.u32(fastBarOn).Store(1)
+	f.u32(fastBarRounds).Store(0)
+	f.u32(fastBarGAMask).Store(0)
+	f.u32(fastBarLead).Store(0)
+	if e.nprocs == 1 {
 		return
 	}
-	if e.nprocs == 1 || !b.hier || b.leaderWork(e) {
+	if !b.hier {
+		if b.publishRounds(e, nil) {
+			f.u32(fastBarOn).Store(1)
+		}
 		return
+	}
+	if b.leaderWork(e) {
+		if !b.publishRounds(e, b.leaders) {
+			return
+		}
+		f.u32(fastBarLead).Store(1)
 	}
 	f.u32(fastBarLocals).Store(uint32(b.locals))
 	last := uint32(0)
@@ -192,6 +202,41 @@ func (b *barrier) publish(e *Engine) {
 	f.u64(fastBarArrive).Store(uint64(uintptr(b.arrive)))
 	f.u64(fastBarRelease).Store(uint64(uintptr(b.release)))
 	f.u32(fastBarOn).Store(1)
+}
+
+// publishRounds describes the rounds of disseminate(among) to the C side:
+// for each, the slot we write, mapped here or, where not, its GA, which
+// the transport's C code writes (a bit of fastBarGAMask). False when there
+// are more rounds than the fast state holds.
+func (b *barrier) publishRounds(e *Engine, among []int) bool {
+	n, me := e.nprocs, e.phys
+	if among != nil {
+		n = len(among)
+		me = slices.Index(among, e.phys)
+	}
+	f := b.f
+	mask, rounds := uint32(0), 0
+	for dist := 1; dist < n; rounds, dist = rounds+1, dist*2 {
+		if rounds == fastBarMaxRounds {
+			return false
+		}
+		to := (me + dist) % n
+		if among != nil {
+			to = among[to]
+		}
+		ga := e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*rounds))
+		word := uint64(ga)
+		if p := e.mapped(to, ga, 8); p != nil {
+			word = uint64(uintptr(p))
+		} else {
+			mask |= 1 << rounds
+		}
+		f.u64(fastBarPeers + 8*rounds).Store(word)
+	}
+	f.u64(fastBarMine).Store(uint64(uintptr(unsafe.Pointer(e.slot(0)))))
+	f.u32(fastBarGAMask).Store(mask)
+	f.u32(fastBarRounds).Store(uint32(rounds))
+	return true
 }
 
 // leaderWork: this process leads its host in a barrier among hosts.
@@ -205,8 +250,8 @@ func (e *Engine) barrier() error {
 	b := &e.bar
 	b.lock()
 	// The previous barrier's puts must be out before their words change.
-	if b.pending.Load() != 0 {
-		e.waitUntil("acp_sync", func() bool { return b.pending.Load() == 0 })
+	if b.pending().Load() != 0 {
+		e.waitUntil("acp_sync", func() bool { return b.pending().Load() == 0 })
 	}
 	ep := b.epoch().Add(1)
 	if b.hier {
@@ -273,7 +318,7 @@ func (e *Engine) disseminate(ep uint64, among []int) {
 			atomic.StoreUint64((*uint64)(p), ep)
 		} else {
 			b.words[round] = ep
-			b.pending.Add(1)
+			b.pending().Add(1)
 			// Only the next barrier waits for this put, and it polls.
 			t, src := e.transportTo(to), unsafe.Pointer(&b.words[round])
 			if pt, ok := t.(PolledPutter); ok {
@@ -287,4 +332,17 @@ func (e *Engine) disseminate(ep uint64, among []int) {
 			e.waitUntil("acp_sync", func() bool { return atomic.LoadUint64(mine) >= ep })
 		}
 	}
+	// The C side runs a barrier only when these puts are complete
+	// (pending): where it could run the next one, wait for them here
+	// rather than leave that one, and so every later one, to Go.
+	if b.pending().Load() != 0 && b.cMayFollow() {
+		e.waitUntil("acp_sync", func() bool { return b.pending().Load() == 0 })
+	}
+}
+
+// cMayFollow reports whether the C side may run the next barrier with
+// writes through a transport's C code.
+func (b *barrier) cMayFollow() bool {
+	f := b.f
+	return f.u32(fastBarOn).Load() != 0 && f.u32(fastBarGAMask).Load() != 0 && f.u64(fastRemote).Load() != 0
 }

@@ -74,6 +74,12 @@ struct acpf_remote {
 	 * ACPF_DEV_ATOMICS); remote may then be this process. NULL: never. */
 	int64_t (*atomic)(acpf_remote *r, void *state, acpf_take_fn take, int cas, const acpf_end *remote, uint64_t ga,
 	                  void *local, const acpf_end *mine, uint64_t a, uint64_t b);
+	/* Starts a write of the 8-byte value to remote (GA ga, another rank's
+	 * starter memory, the engine's area included) that takes no handle of
+	 * the command queue: a barrier's arrival, which the barrier's own wait
+	 * stands for. The value is copied before it returns. Returns 1 when
+	 * posted, 0 when declined, or ACPF_FULL as copy does. NULL: never. */
+	int (*signal)(acpf_remote *r, const acpf_end *remote, uint64_t ga, uint64_t value);
 };
 
 #endif

@@ -219,7 +219,7 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	uint32_t rkey;
 	acpib_fastkey *k = NULL;
 	acpib_fastreg *t = NULL, *g = NULL; /* released at decline: set before any jump there */
-	if (at->seg <= 2) {
+	if (at->seg <= 3) {
 		const __typeof__(c->starters[0]) *st = &c->starters[at->seg];
 		if (!st->valid || !in_bounds(at->off, n, st->off_base, st->size))
 			return 0;
@@ -278,7 +278,7 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	/* Counted before the progress goroutine's sleep flag is read: it
 	 * either sees this work or is woken below. */
 	__atomic_add_fetch(&x->inflight, 1, __ATOMIC_SEQ_CST);
-	int64_t h = take(state);
+	int64_t h = take != NULL ? take(state) : 0;
 	acpib_fastslot *sl = &x->slots[s];
 	sl->handle = h;
 	sl->ga = ga;
@@ -311,7 +311,7 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	__atomic_fetch_add(&x->app_polls, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&x->idle_sleep, __ATOMIC_SEQ_CST))
 		wake(x);
-	return h;
+	return take != NULL ? h : 1;
 
 	int64_t out;
 full:
@@ -346,6 +346,17 @@ static int64_t fast_atomic(acpf_remote *r, void *state, acpf_take_fn take, int c
 	return post_op(r, state, take, 1, at, ga, local, mine, 8, cas ? ACPIB_CMP_SWAP : ACPIB_FETCH_ADD, a, cas ? b : 0);
 }
 
+/* A barrier's arrival: always inline (the value lives on our stack), no
+ * handle. */
+static int fast_signal(acpf_remote *r, const acpf_end *at, uint64_t ga, uint64_t value)
+{
+	acpib_fast *x = (acpib_fast *)r;
+	int64_t rc = post_op(r, NULL, NULL, 0, at, ga, &value, NULL, 8, ACPIB_WRITE, 0, 0);
+	if (rc == 1)
+		__atomic_fetch_add(&x->signals, 1, __ATOMIC_RELAXED);
+	return (int)rc;
+}
+
 static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
 {
 	acpib_fast *x = (acpib_fast *)r;
@@ -366,7 +377,8 @@ static int fast_poll(acpf_remote *r, int64_t *handles, int max, int *pending)
 		for (int i = 0; i < n; i++) {
 			if ((wc[i].wr_id & ACPIB_FAST_TAG) && !(wc[i].wr_id & (1ull << 63)) && wc[i].status == IBV_WC_SUCCESS) {
 				acpib_fastslot *sl = &x->slots[wc[i].wr_id & (ACPIB_FAST_SLOTS - 1)];
-				handles[k++] = sl->handle;
+				if (sl->handle != 0)
+					handles[k++] = sl->handle;
 				slot_put(x, (int)(wc[i].wr_id & (ACPIB_FAST_SLOTS - 1)));
 			} else {
 				stash(x, &wc[i]);
@@ -395,6 +407,7 @@ acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg, uint32
 	x->hooks.copy = fast_copy;
 	x->hooks.poll = fast_poll;
 	x->hooks.atomic = fast_atomic;
+	x->hooks.signal = fast_signal;
 	x->dev = dev;
 	x->wake_fd = wake_fd;
 	x->max_msg = max_msg;

@@ -290,6 +290,9 @@ func (e *endpoint) handleFastWC(w *wc) {
 			e.connFailed(c, err)
 		}
 	}
+	if h == 0 {
+		return // a barrier's arrival (a signal): its wait learns of a failure from the peer's state
+	}
 	e.comps = append(e.comps, completion{fastDone{e.fh, core.Handle(h), int(peer), get != 0, core.GA(ga), uint64(n)}, 0, err})
 }
 
@@ -388,4 +391,19 @@ func PausePolling() (resume func()) {
 			atomic.StoreInt32(e.pollLock, 0)
 		}
 	}
+}
+
+// FastSignals counts the writes the C side posted for barriers (a
+// barrier's arrivals, core/fastremote.h's signal) in this process's ib
+// endpoints, for tests.
+func FastSignals() uint64 {
+	endpoints.Lock()
+	defer endpoints.Unlock()
+	var n uint64
+	for _, e := range endpoints.list {
+		if e.fast != nil {
+			n += uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&e.fast.signals))))
+		}
+	}
+	return n
 }

@@ -59,7 +59,7 @@ typedef struct acpib_fastconn {
 	struct {
 		uint64_t base, size, off_base;
 		uint32_t rkey, valid;
-	} starters[3];
+	} starters[4]; /* the peer's starter memories and its engine area (core SegEngine) */
 } acpib_fastconn;
 
 /* A key of a peer's registration on colour 0 (keys.go's rkey). */
@@ -87,7 +87,7 @@ typedef struct acpib_fastslot {
 	acpib_fastreg *reg;   /* the local registration it uses, if any */
 	acpib_fastreg *target; /* our registration at the remote end (loopback), if any */
 	int64_t posted;       /* the coarse clock when it was posted */
-	int64_t handle;
+	int64_t handle;       /* 0: a signal, which has none */
 	uint64_t ga, n;
 	int32_t get;
 	int32_t next_free;
@@ -104,6 +104,7 @@ typedef struct acpib_fast {
 	int32_t poll_lock;   /* 0 free, 1 held: one completion queue poller */
 	uint32_t idle_sleep; /* the progress goroutine sleeps long: wake it */
 	uint64_t app_polls;  /* the application polled or issued */
+	uint64_t signals;    /* signals posted (a barrier's arrivals), for tests */
 	int32_t inflight;    /* work requests of the fast path in flight */
 	uint32_t nstash;     /* under poll_lock */
 	acpib_wc stash[ACPIB_FAST_STASH];
