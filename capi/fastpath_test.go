@@ -258,6 +258,30 @@ func needRDMA(t *testing.T) {
 	}
 }
 
+// Processes of two hosts ("hosts=2": --acp-host-group), most conformance
+// cases with two of them on one: copies between a process and a peer of
+// its host go through shared memory, to and from the other host over the
+// network, and a copy may have one end of each kind (a same-host peer's
+// memory the local end of a network transfer); the barrier is
+// hierarchical, its leaders' rounds network puts.
+func TestConformanceThroughFastPathTwoHostsUDP(t *testing.T) {
+	conformance.RunWithOps(t, "shm,udp", viaFastPath, "hosts=2")
+}
+
+// The same over ib, whose adapter needs the local end registered: a
+// same-host peer's memory too (the ib transport registers it on first
+// use), and whose C code posts the leaders' barrier rounds.
+func TestConformanceThroughFastPathTwoHostsIB(t *testing.T) {
+	needRDMA(t)
+	conformance.RunWithOps(t, "shm,ib", viaFastPath, "hosts=2")
+}
+
+// ... and through Go alone.
+func TestConformanceTwoHostsIB(t *testing.T) {
+	needRDMA(t)
+	conformance.Run(t, "shm,ib", "hosts=2")
+}
+
 // Over ib, copies between starter memories of two processes are posted
 // and completed by the ib transport's C code; the suite holds them to the
 // same semantics (ordering chains mix them with operations the engine

@@ -413,7 +413,7 @@ func (e *Engine) exchange() error {
 	}
 	rec := append([]byte{}, key[:]...)
 	rec = binary.LittleEndian.AppendUint16(rec, uint16(e.colors))
-	rec = append(rec, nodeID()...)
+	rec = append(rec, e.nodeID()...)
 	rec = binary.LittleEndian.AppendUint32(rec, uint32(os.Getpid()))
 	for i := range e.slots {
 		sl := &e.slots[i]
@@ -597,10 +597,10 @@ func (e *Engine) oversubscription(book AddressBook) {
 	}
 }
 
-// nodeID identifies this process's host (hostid): processes with equal ids
-// can share memory.
-func nodeID() []byte {
-	id := hostid.ID()
+// nodeID identifies this process's host (hostid) and its group on it
+// (--acp-host-group): processes with equal ids can share memory.
+func (e *Engine) nodeID() []byte {
+	id := hostid.InGroup(e.cfg.Settings.String("host-group"))
 	return id[:]
 }
 
@@ -662,6 +662,26 @@ func (e *Engine) mapped(peer int, ga GA, n uint64) unsafe.Pointer {
 		}
 	}
 	return p
+}
+
+// MappedMemory implements Host. It looks through every peer mapped here;
+// a transport asks only on its first use of such memory, which it then
+// keeps registered (ib).
+func (e *Engine) MappedMemory(p unsafe.Pointer, n uint64) (unsafe.Pointer, uint64) {
+	a := uintptr(p)
+	for peer := range e.nprocs {
+		m := e.mappers[e.route[peer]]
+		if m == nil || peer == e.phys {
+			continue
+		}
+		for seg := range SegEngine {
+			base, size := m.Starter(peer, seg)
+			if base != nil && a >= uintptr(base) && uint64(a-uintptr(base)) <= size && n <= size-uint64(a-uintptr(base)) {
+				return base, size
+			}
+		}
+	}
+	return nil, 0
 }
 
 // publishOwn enables the fast path for our own starter memories.

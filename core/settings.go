@@ -69,6 +69,7 @@ var BaseSettings = []Setting{
 	{Name: "peer-timeout", Kind: KindDuration, Default: "30", Help: "seconds without an answer from a peer before the job is stopped with an error naming it"},
 	{Name: "hang-report", Kind: KindDuration, Default: "0", Help: "when a wait has lasted this long, print the library's state (operations in flight, channels, segmented buffers) and its goroutines' stacks to standard error, once per wait (0: never; acprun --timeout S sets S/2)"},
 	{Name: "progress-spin", Kind: KindDuration, Default: "50us", Help: "how long waits and the progress goroutine poll before they sleep (0 = sleep at once)"},
+	{Name: "host-group", Kind: KindString, Default: "", Help: "processes of one host share memory (shm, the hierarchical barrier) only with those of the same group, and reach the others over a network transport, as if on other hosts: to run the paths between hosts on one machine (default: one group per host)"},
 	{Name: "transports", Kind: KindString, Default: "", Help: "comma-separated transports to use between processes (default: every available one, best first)"},
 	{Name: "bootstrap-addr", Kind: KindString, Default: "", Help: "host:port of the start-up rendezvous (set by acprun)"},
 	{Name: "job-key", Kind: KindString, Default: "", EnvOnly: true, Help: "secret of the job's rendezvous (set by acprun; environment only)"},

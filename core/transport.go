@@ -224,6 +224,14 @@ type Host interface {
 	// during the call.
 	Deliver(peer int, msg []byte)
 
+	// MappedMemory returns the peer's memory mapped here (the starter
+	// memory of a process on this host, reached through a Mapper) that
+	// holds [p, p+n), and its size; nil when none does. A transport
+	// whose adapter needs local memory registered asks for a local end
+	// it does not know: the engine hands it such memory as the local end
+	// of a copy between a process of this host and one elsewhere.
+	MappedMemory(p unsafe.Pointer, n uint64) (unsafe.Pointer, uint64)
+
 	// PeerRank is the logical rank of a physical peer (for messages).
 	PeerRank(peer int) int
 

@@ -142,15 +142,20 @@ type endpoint struct {
 	regs      map[int]*localRegion // by segment: the current registration
 	byRegion  map[*core.Region]*localRegion
 	localList []*localRegion // registered regions sorted by base (lkey lookup)
-	serial    uint32
-	invals    map[invalKey]*invalWait
-	acks      []*pendingAck
-	repost    [][]uint32 // per device: receive buffers to post again
-	comps     []completion
-	deliver   []delivery
-	atomics   []atomicReq
-	fatal     error
-	nconn     int // queue pairs created (statistics, tests)
+	// mappedRegs are registrations of same-host peers' memory mapped here
+	// (registerMapped), kept until close; mappedRefused, the bases whose
+	// registration failed (not tried again).
+	mappedRegs    []*localRegion
+	mappedRefused map[uintptr]bool
+	serial        uint32
+	invals        map[invalKey]*invalWait
+	acks          []*pendingAck
+	repost        [][]uint32 // per device: receive buffers to post again
+	comps         []completion
+	deliver       []delivery
+	atomics       []atomicReq
+	fatal         error
+	nconn         int // queue pairs created (statistics, tests)
 	// keyRequests counts the key requests sent, revocations the
 	// invalidations sent to peers that had a key, carriedReads the reads
 	// that used a key their owner packed instead (statistics, tests).
@@ -877,6 +882,10 @@ func (e *endpoint) release() {
 	for _, lr := range e.byRegion {
 		lr.deregister()
 	}
+	for _, lr := range e.mappedRegs {
+		lr.deregister()
+	}
+	e.mappedRegs = nil
 	e.regs, e.byRegion, e.localList = map[int]*localRegion{}, map[*core.Region]*localRegion{}, nil
 	e.rc.close()
 	for _, mr := range e.bufMRs {

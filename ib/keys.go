@@ -200,6 +200,44 @@ func (e *endpoint) lookupLocal(p uintptr, n uint64, dev int) (*localRegion, uint
 	return nil, 0
 }
 
+// registerMapped registers the memory of a same-host peer mapped here
+// that holds [p, p+n) (Host.MappedMemory: the engine hands it to us as the
+// local end of a copy between a process of this host and one elsewhere),
+// once: it stays registered until we close, as it stays mapped. It pins it
+// as lookupLocal does; nil when no such memory holds the range or it
+// cannot be registered (the copy then goes through the scratch area).
+// Locked.
+func (e *endpoint) registerMapped(p unsafe.Pointer, n uint64, dev int) (*localRegion, uint32) {
+	base, size := e.host.MappedMemory(p, n)
+	if base == nil || e.mappedRefused[uintptr(base)] {
+		return nil, 0
+	}
+	lr := &localRegion{base: uintptr(base), size: size}
+	for _, d := range e.devs {
+		mr, err := regMR(d.v, base, size)
+		if err != nil {
+			deregAll(lr.mrs)
+			if e.mappedRefused == nil {
+				e.mappedRefused = map[uintptr]bool{}
+			}
+			e.mappedRefused[uintptr(base)] = true
+			e.host.Logf(1, "ib: %s: %v; copies from and to this memory of a peer on this host go through a bounce buffer", d.name, regError(err, size, "a same-host peer's starter memory"))
+			return nil, 0
+		}
+		lr.mrs = append(lr.mrs, mr)
+		lkey, rkey := mrKeys(mr)
+		lr.lkeys = append(lr.lkeys, lkey)
+		lr.rkeys = append(lr.rkeys, rkey)
+	}
+	e.mappedRegs = append(e.mappedRegs, lr)
+	i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
+	e.localList = append(e.localList, nil)
+	copy(e.localList[i+1:], e.localList[i:])
+	e.localList[i] = lr
+	lr.users.Add(1)
+	return lr, lr.lkeys[dev]
+}
+
 // regError explains a failed ibv_reg_mr. The usual cause is the
 // locked-memory limit: say which value would do.
 func regError(err error, size uint64, what string) error {

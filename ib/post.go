@@ -390,35 +390,39 @@ func (e *endpoint) postData(c *conn, o *op, raddr uint64, rkey uint32) bool {
 		if o.kind == opGet {
 			w.opcode = opRead
 		}
-		w.len = uint32(n)
 		w.laddr = uint64(uintptr(local))
 		switch {
 		case o.kind == opPut && n <= uint64(c.inline):
 			w.flags = flagInline
 		default:
 			lr, lkey := e.lookupLocal(uintptr(local), n, d.index)
+			if lr == nil && n > msgSize {
+				lr, lkey = e.registerMapped(local, n, d.index)
+			}
 			switch {
 			case lr != nil:
 				w.lkey = lkey
 				sl.lr = lr
-			case o.kind == opPut && n <= msgSize:
+			case o.kind == opPut:
 				// A word on its way (an atomic's old value) lives in
-				// the engine's memory: send it from the scratch area.
+				// the engine's memory, and a same-host peer's memory
+				// may be unregistrable: send from the scratch area,
+				// msgSize bytes per work request.
+				n = min(n, msgSize)
 				copy(e.scratch(s), unsafe.Slice((*byte)(local), n))
 				w.laddr, w.lkey = e.scratchAddr(s), e.bufLkey[d.index]
-			case o.kind == opGet && n <= msgSize:
+			default:
 				// A word read into the engine's memory (the check of an
 				// atomic's result location before the atomic is
-				// applied): read into the scratch area, copied out when
-				// the read completed (handleWC).
+				// applied), or into memory as above: read into the
+				// scratch area, copied out when the read completed
+				// (handleWC).
+				n = min(n, msgSize)
 				w.laddr, w.lkey = e.scratchAddr(s), e.bufLkey[d.index]
 				sl.readTo, sl.readLen = local, n
-			default:
-				e.releaseSlot(s)
-				o.err = fmt.Errorf("ib: internal error: local memory %p (+%d bytes) is not registered", local, n)
-				return true
 			}
 		}
+		w.len = uint32(n)
 	}
 	sl.kind, sl.op, sl.conn, sl.postedAt = slotData, o, c, e.now()
 	w.id = uint64(s)

@@ -147,7 +147,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		host:      cfg.Host,
 		me:        cfg.Peer,
 		n:         cfg.NPeers,
-		node:      hostid.ID(),
+		node:      hostid.InGroup(s.String("host-group")),
 		pid:       unixGetpid(),
 		spin:      s.Duration("progress-spin"),
 		timeout:   s.Duration("peer-timeout"),

@@ -58,6 +58,9 @@ func (h *fakeHost) Wake() {}
 
 func (h *fakeHost) Polled() bool       { return h.polled.Load() }
 func (h *fakeHost) OrderWaiting() bool { return false }
+func (h *fakeHost) MappedMemory(unsafe.Pointer, uint64) (unsafe.Pointer, uint64) {
+	return nil, 0
+}
 
 func (h *fakeHost) Layout() core.Layout { l, _ := core.NewLayout(2, 1); return l }
 

@@ -40,11 +40,12 @@ func (probeHost) Acquire(core.GA, uint64) (unsafe.Pointer, *core.Region, core.St
 func (probeHost) ApplyAtomic(core.AtomicOp, core.GA, uint64, uint64) (uint64, core.Status) {
 	return 0, core.StatusBadSegment
 }
-func (probeHost) Deliver(int, []byte)      {}
-func (probeHost) Wake()                    {}
-func (probeHost) Polled() bool             { return false }
-func (probeHost) OrderWaiting() bool       { return false }
-func (probeHost) PeerRank(p int) int       { return p }
-func (h probeHost) Layout() core.Layout    { return h.layout }
-func (probeHost) Fatal(error)              {}
-func (probeHost) Logf(int, string, ...any) {}
+func (probeHost) Deliver(int, []byte)                                          {}
+func (probeHost) Wake()                                                        {}
+func (probeHost) Polled() bool                                                 { return false }
+func (probeHost) OrderWaiting() bool                                           { return false }
+func (probeHost) MappedMemory(unsafe.Pointer, uint64) (unsafe.Pointer, uint64) { return nil, 0 }
+func (probeHost) PeerRank(p int) int                                           { return p }
+func (h probeHost) Layout() core.Layout                                        { return h.layout }
+func (probeHost) Fatal(error)                                                  {}
+func (probeHost) Logf(int, string, ...any)                                     {}

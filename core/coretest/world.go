@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,15 +84,36 @@ func NewWorldExits(t testing.TB, n int, transport string, settings ...string) *W
 	})
 }
 
+// start starts the engines. Besides settings of the library, settings
+// may hold "hosts=K": the ranks are then spread over K hosts in blocks
+// (rank r on host r*K/n), which share memory only within themselves
+// (--acp-host-group), as processes of K machines would.
 func (w *World) start(transport string, settings []string, exit func(rank, code int)) *World {
 	t, n := w.T, len(w.Engines)
+	hosts := 0
+	var common []string
+	for _, kv := range settings {
+		if v, ok := strings.CutPrefix(kv, "hosts="); ok {
+			k, err := strconv.Atoi(v)
+			if err != nil || k < 1 {
+				t.Fatalf("coretest: %q: want hosts=K, K >= 1", kv)
+			}
+			hosts = k
+			continue
+		}
+		common = append(common, kv)
+	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			s := NewSettings(t, transport, settings...)
+			mine := common
+			if hosts > 0 {
+				mine = append(slices.Clip(common), fmt.Sprintf("host-group=host%d", r*hosts/n))
+			}
+			s := NewSettings(t, transport, mine...)
 			e, err := core.New(core.Config{
 				Settings:  s,
 				Exchanger: w.Group.Member(r),

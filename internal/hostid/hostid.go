@@ -25,6 +25,16 @@ func ID() [Size]byte {
 	return Of(host(), bootID(), pidNamespace())
 }
 
+// InGroup is ID for a process of the given group (--acp-host-group):
+// processes of one host in different groups act as on different hosts,
+// and no group makes processes of different hosts one. "" is ID.
+func InGroup(group string) [Size]byte {
+	if group == "" {
+		return ID()
+	}
+	return Of(host(), bootID(), pidNamespace()+"\x00group\x00"+group)
+}
+
 // Of is the identity of a host name, boot id and PID namespace.
 func Of(host, boot, pidns string) [Size]byte {
 	sum := sha256.Sum256([]byte(host + "\x00" + boot + "\x00" + pidns))

@@ -20,3 +20,12 @@ func TestIDOfThisProcessIsStable(t *testing.T) {
 	assert.Equal(t, ID(), ID())
 	assert.NotEmpty(t, pidNamespace(), "Linux names the PID namespace in /proc/self/ns/pid")
 }
+
+// A group (--acp-host-group) splits a host: each group is a host of its
+// own, the empty group the host itself.
+func TestGroupsSplitAHost(t *testing.T) {
+	assert.Equal(t, ID(), InGroup(""))
+	assert.Equal(t, InGroup("a"), InGroup("a"))
+	assert.NotEqual(t, ID(), InGroup("a"))
+	assert.NotEqual(t, InGroup("a"), InGroup("b"))
+}

@@ -9,8 +9,9 @@
 #      path, NIC atomics, huge registrations, a vanished peer), and those of
 #      capi/ (the conformance suite through the C fast path, which posts
 #      and completes copies to and from peers' starter memory and
-#      registrations itself, and a vanished peer
-#      of a put the C path posted);
+#      registrations itself, and its barriers, a vanished peer
+#      of a put the C path posted, and the suite on two "hosts" with
+#      shm within and ib between, --acp-host-group);
 #   2. the basic-layer C tests at 2 and 4 ranks with ACP_TRANSPORTS=ib
 #      (ACP_IB_RXE_ALL=1: every C test at 2 and 4 ranks, middle layer too);
 #      t_unreachable is left out: its frozen rank still takes RDMA writes,
