@@ -403,6 +403,37 @@ func TestFastPathTakesSyncOverIB(t *testing.T) {
 	}
 }
 
+// On two hosts with shared memory within each ("hosts=2") the barrier is
+// hierarchical: the others arrive at their host's leader, and the leaders
+// disseminate among themselves over ib. The C path runs a leader's part
+// too: it waits for its host's arrivals, posts its rounds, releases.
+func TestFastPathTakesLeadersSyncOverIB(t *testing.T) {
+	needRDMA(t)
+	w := coretest.NewWorld(t, 4, "shm,ib", "hosts=2")
+	defer w.Close()
+	const syncs = 40
+	w.Run(func(_ int, e *core.Engine) error { return e.Sync() }) // connects the leaders
+	before := ib.FastSignals()
+	w.Run(func(r int, e *core.Engine) error {
+		for i := range syncs {
+			took, err := fastSynced(e)
+			if err != nil {
+				return err
+			}
+			if !took {
+				return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
+			}
+		}
+		return nil
+	})
+	// One round between the two leaders, unless a leader's wait for its
+	// host handed the barrier to Go before it (more processes than CPUs).
+	posted := ib.FastSignals() - before
+	t.Logf("%d of at most %d leaders' rounds posted from C", posted, 2*syncs)
+	assert.Positive(t, posted, "leaders' rounds posted from C")
+	assert.LessOrEqual(t, posted, uint64(2*syncs))
+}
+
 // A barrier's put that the Go side sent and whose completion it has not
 // seen yet may still be queued there, and could land after the next
 // barrier's write to the same slot, undoing it; so the C path runs no
