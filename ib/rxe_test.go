@@ -1051,3 +1051,37 @@ func TestEvictedAndDroppedRangesUnwatched(t *testing.T) {
 	assert.Equal(t, 1, rc.flush(), "a kept registration flushed")
 	assert.NoError(t, other.Watch(a, n), "a range flushed from the cache (registration refused for want of lockable memory) is still watched")
 }
+
+// chanDone sends an operation's outcome to a channel.
+type chanDone chan error
+
+func (c chanDone) OnComplete(_ uint64, err error) { c <- err }
+
+// Local memory the adapter cannot use (neither registered nor a same-host
+// peer's memory that could be: here Go's heap) still moves, through the
+// slots' scratch areas, msgSize bytes per work request: the path of a
+// same-host peer's memory whose registration was refused. Before, such a
+// copy over msgSize bytes failed with an internal error.
+func TestUnregisteredLocalEndBounces(t *testing.T) {
+	needDevice(t)
+	w := coretest.NewWorld(t, 2, "ib", "size-smem=0x20000")
+	defer w.Close()
+	eps := endpointsOf(t, 2)
+	theirs := w.Engines[1].StarterMemory(core.SegStarter)
+	at := starterGA(w.Engines[0], 1, 16)
+	for _, n := range []int{msgSize + 1, 5003, 70001} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*7 + n)
+		}
+		done := make(chanDone, 1)
+		eps[0].Put(1, at, unsafe.Pointer(&src[0]), uint64(n), done)
+		require.NoError(t, <-done, "put of %d bytes", n)
+		require.Equal(t, src, theirs[16:16+n], "put of %d bytes", n)
+		dst := make([]byte, n)
+		eps[0].Get(1, at, unsafe.Pointer(&dst[0]), uint64(n), done)
+		require.NoError(t, <-done, "get of %d bytes", n)
+		require.Equal(t, src, dst, "get of %d bytes", n)
+		runtime.KeepAlive(src)
+	}
+}
