@@ -115,19 +115,25 @@ func TestFastPathTakesSync(t *testing.T) {
 	}{{2, nil}, {3, nil}, {2, []string{"progress-spin=0"}}, {3, []string{"progress-spin=0"}}} {
 		n := c.n
 		w := coretest.NewWorld(t, n, "shm", c.settings...)
-		w.Run(func(r int, e *core.Engine) error {
-			for i := 0; i < 50; i++ {
-				took, err := fastSynced(e)
-				if err != nil {
-					return err
-				}
-				if !took {
-					return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
-				}
-			}
-			return nil
-		})
+		w.Run(syncsInC(50))
 		w.Close()
+	}
+}
+
+// syncsInC is a rank's part of a test: count barriers, each of which the
+// C path must take (finishing in Go is fine, starting there is not).
+func syncsInC(count int) func(r int, e *core.Engine) error {
+	return func(r int, e *core.Engine) error {
+		for i := range count {
+			took, err := fastSynced(e)
+			if err != nil {
+				return err
+			}
+			if !took {
+				return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
+			}
+		}
+		return nil
 	}
 }
 
@@ -414,18 +420,7 @@ func TestFastPathTakesLeadersSyncOverIB(t *testing.T) {
 	const syncs = 40
 	w.Run(func(_ int, e *core.Engine) error { return e.Sync() }) // connects the leaders
 	before := ib.FastSignals()
-	w.Run(func(r int, e *core.Engine) error {
-		for i := range syncs {
-			took, err := fastSynced(e)
-			if err != nil {
-				return err
-			}
-			if !took {
-				return fmt.Errorf("rank %d: barrier %d went through Go", r, i)
-			}
-		}
-		return nil
-	})
+	w.Run(syncsInC(syncs))
 	// One round between the two leaders, unless a leader's wait for its
 	// host handed the barrier to Go before it (more processes than CPUs).
 	posted := ib.FastSignals() - before
