@@ -457,6 +457,38 @@ func TestGoBarrierWaitsForItsPutsIB(t *testing.T) {
 	assert.Equal(t, uint64(2*rounds), ib.FastSignals()-before, "barriers posted from C, each after a Go one")
 }
 
+// On two hosts, a copy between a same-host peer's memory (mapped here)
+// and a process of the other host goes over ib with that memory as its
+// local end: once Go has registered it (at the first such copy), the C
+// path posts these copies itself, puts and gets.
+func TestFastPathPostsFromSameHostPeerIB(t *testing.T) {
+	needRDMA(t)
+	w := coretest.NewWorld(t, 4, "shm,ib", "hosts=2", "size-smem=0x40000")
+	defer w.Close()
+	e := w.Engines[0]
+	near, err := e.StarterGA(1) // this host: mapped here
+	require.NoError(t, err)
+	far, err := e.StarterGA(2) // the other host
+	require.NoError(t, err)
+	nearMem, farMem := w.Engines[1].StarterMemory(core.SegStarter), w.Engines[2].StarterMemory(core.SegStarter)
+	for i := range 8192 {
+		nearMem[i] = byte(i*13 + 1)
+		farMem[65536+i] = byte(i*5 + 3)
+	}
+	h, err := e.Copy(far, near, 4096, core.HandleNull) // through Go: registers it
+	require.NoError(t, err)
+	e.Complete(h)
+	require.Equal(t, nearMem[:4096], farMem[:4096])
+	h = fastCopy(e, far+4096, near+4096, 4096, core.HandleNull)
+	require.NotZero(t, h, "a put from a same-host peer's memory went through Go")
+	waitFast(e, h)
+	require.Equal(t, nearMem[4096:8192], farMem[4096:8192])
+	h = fastCopy(e, near+32768, far+65536, 8192, core.HandleNull)
+	require.NotZero(t, h, "a get into a same-host peer's memory went through Go")
+	waitFast(e, h)
+	require.Equal(t, farMem[65536:65536+8192], nearMem[32768:32768+8192])
+}
+
 // The C path must actually take puts and gets of starter memory over ib,
 // small (inline) and large (a local key), complete them itself, and leave
 // out what it cannot check: bounds, registered memory. Zero bytes need no

@@ -148,7 +148,8 @@ static void post_failed(acpib_fast *x, int s, int err)
 
 /* ---- the hooks ------------------------------------------------------------ */
 
-/* The local key of [p, p+n) when it lies in a starter memory of ours. */
+/* The local key of [p, p+n) when it lies in a starter memory of ours, or
+ * in a same-host peer's registered here. */
 static int local_key(acpib_fast *x, const void *p, uint64_t n, uint32_t *lkey)
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
@@ -158,6 +159,14 @@ static int local_key(acpib_fast *x, const void *p, uint64_t n, uint32_t *lkey)
 		uint64_t base = x->local[i].base, size = x->local[i].size;
 		if (a >= base && a - base <= size && n <= size - (a - base)) {
 			*lkey = x->local[i].lkey;
+			return 1;
+		}
+	}
+	uint32_t m = LOAD(&x->nmapped);
+	for (uint32_t i = 0; i < m; i++) {
+		uint64_t base = x->mapped[i].base, size = x->mapped[i].size;
+		if (a >= base && a - base <= size && n <= size - (a - base)) {
+			*lkey = x->mapped[i].lkey;
 			return 1;
 		}
 	}
@@ -525,6 +534,18 @@ int32_t acpib_fast_reg_users(acpib_fast *x, uint32_t seg)
 {
 	acpib_fastreg *regs = LOAD(&x->regs);
 	return regs == NULL || seg >= ACPIB_FAST_REGS ? 0 : __atomic_load_n(&regs[seg].users, __ATOMIC_SEQ_CST);
+}
+
+int acpib_fast_mapped(acpib_fast *x, uint64_t base, uint64_t size, uint32_t lkey)
+{
+	uint32_t m = x->nmapped;
+	if (m >= ACPIB_FAST_MAPPED)
+		return 0;
+	x->mapped[m].base = base;
+	x->mapped[m].size = size;
+	x->mapped[m].lkey = lkey;
+	__atomic_store_n(&x->nmapped, m + 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
 void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid)

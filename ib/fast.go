@@ -92,6 +92,15 @@ func (e *endpoint) withdrawFast() {
 	}
 }
 
+// fastMapped publishes a same-host peer's memory registered here
+// (registerMapped) for the C side, which may then post copies from and to
+// it (it stays until the endpoint closes). Locked.
+func (e *endpoint) fastMapped(lr *localRegion) {
+	if e.fast != nil {
+		C.acpib_fast_mapped(e.fast, C.uint64_t(lr.base), C.uint64_t(lr.size), C.uint32_t(lr.lkeys[e.fastDev]))
+	}
+}
+
 // fastLocal publishes or withdraws our registration lr for the C side:
 // starter memory by address (its copies name it by pointer), other
 // segments by number. Withdrawing returns the segment whose users the

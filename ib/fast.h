@@ -42,6 +42,7 @@
 #define ACPIB_FAST_STASH 64
 #define ACPIB_FAST_BATCH 16
 #define ACPIB_FAST_REGS 4096 /* segments of this process the C side serves (core maxSegments) */
+#define ACPIB_FAST_MAPPED 64 /* same-host peers' memories registered here (keys.go, registerMapped) */
 #define ACPIB_FAST_TAG (1ull << 62)
 /* Status of a stashed completion that stands for a post that failed
  * (vendor_err holds the errno). */
@@ -118,6 +119,14 @@ typedef struct acpib_fast {
 		uint64_t base, size;
 		uint32_t lkey, valid;
 	} local[3];
+	/* Same-host peers' starter memories mapped here and registered on dev
+	 * (local ends of copies to other hosts), the first nmapped valid; kept
+	 * until the endpoint closes. */
+	struct {
+		uint64_t base, size;
+		uint32_t lkey, pad;
+	} mapped[ACPIB_FAST_MAPPED];
+	uint32_t nmapped;
 
 	acpib_fastconn *conns[ACPIB_FAST_TABLE];
 
@@ -133,6 +142,10 @@ typedef struct acpib_fast {
 
 acpib_fast *acpib_fast_new(acpib_dev *dev, int wake_fd, uint32_t max_msg, uint32_t nkeys);
 void acpib_fast_free(acpib_fast *x);
+
+/* Publishes a same-host peer's memory registered here; 0 when the table
+ * is full (the Go side then serves copies from it). */
+int acpib_fast_mapped(acpib_fast *x, uint64_t base, uint64_t size, uint32_t lkey);
 
 /* Publishes (valid 1) or withdraws this process's starter memory seg. */
 void acpib_fast_local(acpib_fast *x, int seg, uint64_t base, uint64_t size, uint32_t lkey, int valid);

@@ -230,6 +230,7 @@ func (e *endpoint) registerMapped(p unsafe.Pointer, n uint64, dev int) (*localRe
 		lr.rkeys = append(lr.rkeys, rkey)
 	}
 	e.mappedRegs = append(e.mappedRegs, lr)
+	e.fastMapped(lr)
 	i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
 	e.localList = append(e.localList, nil)
 	copy(e.localList[i+1:], e.localList[i:])
