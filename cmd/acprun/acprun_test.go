@@ -420,6 +420,21 @@ func TestRankEnvironment(t *testing.T) {
 	assert.Equal(t, keys[0], keys[1], "one key per job")
 }
 
+// --host-groups K gives the ranks K host groups in blocks, replacing a
+// group of the environment.
+func TestHostGroups(t *testing.T) {
+	r := acprun(t, 10*time.Second, []string{"ACP_HOST_GROUP=mine"}, "", "-np", "5", "--host-groups", "2",
+		"sh", "-c", `echo "$ACP_MYRANK $ACP_HOST_GROUP"`)
+	require.Equal(t, 0, r.status, r.stderr)
+	want := map[string]string{"0": "acprun0", "1": "acprun0", "2": "acprun0", "3": "acprun1", "4": "acprun1"}
+	lines := map[string]string{}
+	for l := range strings.Lines(r.stdout) {
+		rank, group, _ := strings.Cut(strings.TrimSpace(l), " ")
+		lines[rank] = group
+	}
+	assert.Equal(t, want, lines, r.stdout)
+}
+
 func TestRendezvousUnderAcprun(t *testing.T) {
 	for _, n := range []int{1, 3, 8} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {

@@ -191,6 +191,11 @@ func (l *launcher) startRanks(path string, env []string, cpus []int, thread bool
 			return
 		}
 		renv := rankEnv(env, r)
+		if l.cfg.groups > 0 {
+			// Replaces a group of the environment: the first of two wins.
+			renv = slices.DeleteFunc(renv, func(kv string) bool { return strings.HasPrefix(kv, "ACP_HOST_GROUP=") })
+			renv = append(renv, "ACP_HOST_GROUP=acprun"+strconv.Itoa(r*l.cfg.groups/l.cfg.np))
+		}
 		cpu := -1
 		if cpus != nil {
 			cpu = cpus[r]

@@ -17,6 +17,7 @@ type config struct {
 	np      int
 	env     map[string]string // ACP_* variables for the ranks, from options
 	timeout time.Duration     // 0: no time limit
+	groups  int               // --host-groups: ranks in that many host groups (0: none)
 	debug   bool
 	help    bool
 	version bool
@@ -68,6 +69,7 @@ var originalOptions = []option{
 	{names: []string{"-v", "-version", "--acp-version", "--version"}, arg: noValue, apply: func(c *config, _ *core.Settings, _, _ string) error { c.version = true; return nil }},
 	{names: []string{"-debug", "--acp-debug"}, arg: noValue, apply: func(c *config, _ *core.Settings, _, _ string) error { c.debug = true; return nil }},
 	{names: []string{"--timeout"}, apply: setTimeout},
+	{names: []string{"--host-groups"}, apply: setHostGroups},
 }
 
 // launcherOwned are settings acprun sets for every rank itself.
@@ -298,6 +300,17 @@ func unsupported(_ *config, _ *core.Settings, opt, _ string) error {
 
 // longestTimeout is the longest time limit a time.Duration holds (292 years).
 const longestTimeout = time.Duration(math.MaxInt64)
+
+// setHostGroups splits the ranks into K host groups in blocks (rank r in
+// group r*K/np: --acp-host-group), as if they ran on K hosts.
+func setHostGroups(c *config, _ *core.Settings, opt, value string) error {
+	k, err := strconv.Atoi(value)
+	if err != nil || k < 1 || k > core.MaxProcs {
+		return fmt.Errorf("option %s %q: give the number of host groups (1 to %d)", opt, value, core.MaxProcs)
+	}
+	c.groups = k
+	return nil
+}
 
 func setTimeout(c *config, _ *core.Settings, opt, value string) error {
 	d, err := time.ParseDuration(value)

@@ -181,6 +181,8 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--timeout=soon", "prog"}, "give the time limit in seconds"},
 		{[]string{"-np", "5000000", "prog"}, "option -np 5000000: this machine cannot run so many processes (kernel.pid_max is "},
 		{[]string{"--timeout", "1e30", "prog"}, `option --timeout "1e30": more than the longest time limit, 9223372036 seconds`},
+		{[]string{"--host-groups", "0", "prog"}, "give the number of host groups"},
+		{[]string{"--host-groups=two", "prog"}, "give the number of host groups"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

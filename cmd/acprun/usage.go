@@ -54,6 +54,9 @@ job. Options come before the program; "--" ends them.
   --timeout S              stop the job after S seconds and exit with 124; a
                            wait of S/2 in a rank prints the library's state
                            (--acp-hang-report, unless set)
+  --host-groups K          split the ranks into K groups in blocks that share
+                           memory only within themselves, as if on K hosts
+                           (ACP_HOST_GROUP; for testing the paths between hosts)
   -debug, --acp-debug      print what acprun does
   -h, -help, --acp-help    this text
   -v, -version, --acp-version

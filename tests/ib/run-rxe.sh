@@ -22,6 +22,7 @@
 #      shm,ib (copies through shared memory, every 8-byte atomic on the
 #      adapter), and the middle layer's users of atomics (segmented
 #      buffers' mailboxes, channels, the heap's locks) over ib;
+#   2b'. the C tests on two "hosts" (acprun --host-groups 2) over shm,ib;
 #   2c. a channel pingpong of 4-16 KiB messages over ib (a slot read
 #      while the adapter's driver writes it once passed with an old header);
 #   3. a frozen peer (tests/c/check_unreachable.sh): the job ends with an error
@@ -50,8 +51,8 @@ echo "== building the ib and capi test binaries"
 echo "subdirs(\"$build/tests/c\")" > "$work/CTestTestfile.cmake"
 # C programs (label c) at 2 and 4 ranks, not the runs that choose another
 # transport or launcher, nor the 4 GiB copy (the VM has 2 GiB).
-exclude='^(udp|large|ib|dl|cl|mpi|mpich|openmpi|netns|env)$'
-[ "${ACP_IB_RXE_ALL:-}" = 1 ] && exclude='^(udp|large|ib|mpi|mpich|openmpi|netns|env)$'
+exclude='^(udp|large|ib|dl|cl|mpi|mpich|openmpi|netns|env|hosts)$'
+[ "${ACP_IB_RXE_ALL:-}" = 1 ] && exclude='^(udp|large|ib|mpi|mpich|openmpi|netns|env|hosts)$'
 
 cat > "$work/guest.sh" <<EOF
 cd "$work" || exit 1
@@ -90,6 +91,8 @@ ACP_TRANSPORTS=ib ACP_IB_ATOMICS=nic timeout 900 ctest --test-dir "$work" \\
   -R '^t_(atomic|random)_np[24]\$|^t_(segbuf|ch_random|dl_hashed|dl_malloc)_np4\$' --timeout 300 --output-on-failure || fail=1
 ACP_TRANSPORTS=shm,ib ACP_IB_ATOMICS=nic timeout 600 ctest --test-dir "$work" \\
   -R '^t_(atomic|random)_np4\$' --timeout 300 --output-on-failure || fail=1
+echo "[\${SECONDS}s] == C tests on two hosts (acprun --host-groups 2): shm within, ib between"
+ACP_TRANSPORTS=shm,ib timeout 900 ctest --test-dir "$work" -L '^hosts\$' --timeout 300 --output-on-failure || fail=1
 echo "[\${SECONDS}s] == channel messages of 4-16 KiB over ib (several ring slots each, read while they land)"
 ACP_TRANSPORTS=ib timeout 300 "$acprun" -np 2 --timeout 280 "$build/bench/acpbench" chpingpong -min 4096 -max 16384 -rounds 1 > chpingpong.log 2>&1 || {
   fail=1; tail -n 20 chpingpong.log; }
