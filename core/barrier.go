@@ -137,10 +137,12 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	flat := byte(0)
 	if len(b.leaders) == 1 && e.spin > 0 {
 		flat = 1
-		for round, dist := 0, 1; dist < e.nprocs; round, dist = round+1, dist*2 {
-			to := (e.phys + dist) % e.nprocs
-			p := e.mapped(to, e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*round)), 8)
-			if p == nil {
+		for round := 0; ; round++ {
+			to, ga, ok := e.roundSlot(nil, round)
+			if !ok {
+				break
+			}
+			if e.mapped(to, ga, 8) == nil {
 				flat = 0
 				break
 			}
@@ -209,22 +211,16 @@ func (b *barrier) publish(e *Engine) {
 // the transport's C code writes (a bit of fastBarGAMask). False when there
 // are more rounds than the fast state holds.
 func (b *barrier) publishRounds(e *Engine, among []int) bool {
-	n, me := e.nprocs, e.phys
-	if among != nil {
-		n = len(among)
-		me = slices.Index(among, e.phys)
-	}
 	f := b.f
 	mask, rounds := uint32(0), 0
-	for dist := 1; dist < n; rounds, dist = rounds+1, dist*2 {
+	for ; ; rounds++ {
+		to, ga, ok := e.roundSlot(among, rounds)
+		if !ok {
+			break
+		}
 		if rounds == fastBarMaxRounds {
 			return false
 		}
-		to := (me + dist) % n
-		if among != nil {
-			to = among[to]
-		}
-		ga := e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*rounds))
 		word := uint64(ga)
 		if p := e.mapped(to, ga, 8); p != nil {
 			word = uint64(uintptr(p))
@@ -295,25 +291,34 @@ func (e *Engine) FinishSync(ep uint64) error {
 	return nil
 }
 
+// roundSlot is the process this one writes to in round `round` of a
+// dissemination among the given processes (physical indices, in the same
+// order everywhere; nil: all), the one 2^round places further on, and the
+// GA of the slot it writes there; ok is false past the last round.
+func (e *Engine) roundSlot(among []int, round int) (peer int, ga GA, ok bool) {
+	n, me := e.nprocs, e.phys
+	if among != nil {
+		n, me = len(among), slices.Index(among, e.phys)
+	}
+	if round >= 63 || 1<<round >= n {
+		return 0, 0, false
+	}
+	peer = (me + 1<<round) % n
+	if among != nil {
+		peer = among[peer]
+	}
+	return peer, e.layout.Encode(e.rankOfPeer(peer), 0, SegEngine, uint64(8*round)), true
+}
+
 // disseminate runs the dissemination barrier of epoch ep among the given
 // processes (physical indices, in the same order everywhere; nil: all).
 func (e *Engine) disseminate(ep uint64, among []int) {
 	b := &e.bar
-	n, me := e.nprocs, e.phys
-	if among != nil {
-		n = len(among)
-		for i, p := range among {
-			if p == e.phys {
-				me = i
-			}
+	for round := 0; ; round++ {
+		to, ga, ok := e.roundSlot(among, round)
+		if !ok {
+			break
 		}
-	}
-	for round, dist := 0, 1; dist < n; round, dist = round+1, dist*2 {
-		to := (me + dist) % n
-		if among != nil {
-			to = among[to]
-		}
-		ga := e.layout.Encode(e.rankOfPeer(to), 0, SegEngine, uint64(8*round))
 		if p := e.mapped(to, ga, 8); p != nil {
 			atomic.StoreUint64((*uint64)(p), ep)
 		} else {
