@@ -67,6 +67,9 @@ type Engine struct {
 	nprocs int
 	phys   int          // our physical index
 	rank   atomic.Int64 // our logical rank (acp_rank)
+	// node is our host's identity with our group on it (hostid.InGroup,
+	// --acp-host-group): the start-up record's and the transports'.
+	node [hostid.Size]byte
 	// routed is set once the routes are chosen. A peer's message can only
 	// arrive after that (the peer finished its start-up exchange, which
 	// needs ours), but through a socket: the flag makes the order one the
@@ -221,6 +224,7 @@ func (e *Engine) openTransports() error {
 	if len(infos) == 0 {
 		return errors.New("no transport is linked into this library")
 	}
+	e.node = hostid.InGroup(s.String("host-group"))
 	hint := ""
 	if lip, ok := e.ex.(LocalIPer); ok {
 		hint = lip.LocalIP()
@@ -230,7 +234,7 @@ func (e *Engine) openTransports() error {
 	// record's layout; peers then route around it.
 	var failures []string
 	for _, info := range infos {
-		t, err := info.Open(TransportConfig{Host: e, Settings: s, Peer: e.phys, NPeers: e.nprocs, BindHint: hint, ForeignMemory: e.cfg.ForeignMemory})
+		t, err := info.Open(TransportConfig{Host: e, Settings: s, Peer: e.phys, NPeers: e.nprocs, BindHint: hint, Node: e.node, ForeignMemory: e.cfg.ForeignMemory})
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", info.Name, err))
 			e.Logf(2, "transport %s not available: %v", info.Name, err)
@@ -413,7 +417,7 @@ func (e *Engine) exchange() error {
 	}
 	rec := append([]byte{}, key[:]...)
 	rec = binary.LittleEndian.AppendUint16(rec, uint16(e.colors))
-	rec = append(rec, e.nodeID()...)
+	rec = append(rec, e.node[:]...)
 	rec = binary.LittleEndian.AppendUint32(rec, uint32(os.Getpid()))
 	for i := range e.slots {
 		sl := &e.slots[i]
@@ -595,13 +599,6 @@ func (e *Engine) oversubscription(book AddressBook) {
 		e.spin = 0
 		e.Logf(2, "%d processes on this host, %d CPU(s) for them: waits yield the CPU at once", local, cpus)
 	}
-}
-
-// nodeID identifies this process's host (hostid) and its group on it
-// (--acp-host-group): processes with equal ids can share memory.
-func (e *Engine) nodeID() []byte {
-	id := hostid.InGroup(e.cfg.Settings.String("host-group"))
-	return id[:]
 }
 
 // Layout returns the job's GA layout.

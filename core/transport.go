@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/libacp/libacp/internal/hostid"
 )
 
 // Completion receives the outcome of one transport operation.
@@ -277,6 +279,10 @@ type TransportConfig struct {
 	Peer     int    // our physical index
 	NPeers   int    // number of processes
 	BindHint string // local IP address this process reached the bootstrap from, if known
+	// Node is this process's host identity (hostid, with its group:
+	// --acp-host-group), as the start-up record carries it: processes with
+	// equal ones may share memory.
+	Node [hostid.Size]byte
 	// ForeignMemory: no registered memory is Go's heap (Config).
 	ForeignMemory bool
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/hostid"
 )
 
 // quietHost is the engine as far as opening, connecting and closing an
@@ -27,7 +28,7 @@ func (quietHost) PeerRank(p int) int                      { return p }
 func TestConnectKeepsOnlyThisHostsRecords(t *testing.T) {
 	const n, me, other = 200000, 7, 150000
 	s := core.NewSettings(core.BaseSettings, Settings)
-	tr, err := open(core.TransportConfig{Host: quietHost{}, Settings: s, Peer: me, NPeers: n})
+	tr, err := open(core.TransportConfig{Host: quietHost{}, Settings: s, Peer: me, NPeers: n, Node: hostid.ID()})
 	require.NoError(t, err)
 	e := tr.(*endpoint)
 	defer e.Close()

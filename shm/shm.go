@@ -23,7 +23,6 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
-	"github.com/libacp/libacp/internal/hostid"
 )
 
 func init() {
@@ -147,7 +146,7 @@ func open(cfg core.TransportConfig) (core.Transport, error) {
 		host:      cfg.Host,
 		me:        cfg.Peer,
 		n:         cfg.NPeers,
-		node:      hostid.InGroup(s.String("host-group")),
+		node:      cfg.Node,
 		pid:       unixGetpid(),
 		spin:      s.Duration("progress-spin"),
 		timeout:   s.Duration("peer-timeout"),

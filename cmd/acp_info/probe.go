@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/hostid"
 )
 
 // probe opens and closes an endpoint of a transport as a process of a
@@ -21,7 +22,7 @@ func probe(t core.TransportInfo, s *core.Settings) (err error) {
 	if err != nil {
 		return err
 	}
-	tr, err := t.Open(core.TransportConfig{Host: probeHost{layout}, Settings: s, Peer: 0, NPeers: 2})
+	tr, err := t.Open(core.TransportConfig{Host: probeHost{layout}, Settings: s, Peer: 0, NPeers: 2, Node: hostid.ID()})
 	if err != nil {
 		return err
 	}
