@@ -143,10 +143,10 @@ type endpoint struct {
 	byRegion  map[*core.Region]*localRegion
 	localList []*localRegion // registered regions sorted by base (lkey lookup)
 	// mappedRegs are registrations of same-host peers' memory mapped here
-	// (registerMapped), kept until close; mappedRefused, the bases whose
+	// (registerMapped), kept until close; mappedRefused, such memories whose
 	// registration failed (not tried again).
 	mappedRegs    []*localRegion
-	mappedRefused map[uintptr]bool
+	mappedRefused []*localRegion
 	serial        uint32
 	invals        map[invalKey]*invalWait
 	acks          []*pendingAck

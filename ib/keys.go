@@ -57,26 +57,14 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 			}
 		}
 		if lr.mrs == nil {
-			for _, d := range e.devs {
-				mr, err := regMR(d.v, r.Base, r.Size)
-				if err != nil && e.rc.flush() > 0 {
-					mr, err = regMR(d.v, r.Base, r.Size) // kept registrations held the lockable memory
+			if err := e.regOnEveryDevice(lr, r.Base, "registration"); err != nil {
+				if lr.watched {
+					e.rc.forget(lr)
 				}
-				if err != nil {
-					lr.deregister()
-					if lr.watched {
-						e.rc.forget(lr)
-					}
-					return fmt.Errorf("%s: %v", d.name, regError(err, r.Size, "registration"))
-				}
-				lr.mrs = append(lr.mrs, mr)
+				return err
 			}
 		}
-		for _, mr := range lr.mrs {
-			lkey, rkey := mrKeys(mr)
-			lr.lkeys = append(lr.lkeys, lkey)
-			lr.rkeys = append(lr.rkeys, rkey)
-		}
+		lr.fillKeys()
 		// The adapter holds the physical pages of a registration. acp_reset
 		// clears starter memory, and dropping its pages (MADV_DONTNEED)
 		// would leave peers writing into pages nobody sees any more:
@@ -96,13 +84,48 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 	e.byRegion[r] = lr
 	e.fastLocal(lr, true)
 	if len(lr.mrs) > 0 {
-		i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
-		e.localList = append(e.localList, nil)
-		copy(e.localList[i+1:], e.localList[i:])
-		e.localList[i] = lr
+		e.insertLocal(lr)
 	}
 	e.mu.Unlock()
 	return nil
+}
+
+// regOnEveryDevice registers lr's memory, at base, on every device; a
+// refused registration is tried once more after the kept registrations
+// (regCache) are flushed, which may have held the lockable memory. On
+// failure none stays registered; what names the memory in the message.
+func (e *endpoint) regOnEveryDevice(lr *localRegion, base unsafe.Pointer, what string) error {
+	for _, d := range e.devs {
+		mr, err := regMR(d.v, base, lr.size)
+		if err != nil && e.rc.flush() > 0 {
+			mr, err = regMR(d.v, base, lr.size)
+		}
+		if err != nil {
+			deregAll(lr.mrs)
+			lr.mrs = nil
+			return fmt.Errorf("%s: %v", d.name, regError(err, lr.size, what))
+		}
+		lr.mrs = append(lr.mrs, mr)
+	}
+	return nil
+}
+
+// fillKeys notes the keys of lr's registrations, one per device.
+func (lr *localRegion) fillKeys() {
+	for _, mr := range lr.mrs {
+		lkey, rkey := mrKeys(mr)
+		lr.lkeys = append(lr.lkeys, lkey)
+		lr.rkeys = append(lr.rkeys, rkey)
+	}
+}
+
+// insertLocal adds lr to the regions lookupLocal searches, in base order.
+// Locked.
+func (e *endpoint) insertLocal(lr *localRegion) {
+	i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
+	e.localList = append(e.localList, nil)
+	copy(e.localList[i+1:], e.localList[i:])
+	e.localList[i] = lr
 }
 
 // UnregisterRegion implements core.Registrar. Before the memory is
@@ -205,36 +228,29 @@ func (e *endpoint) lookupLocal(p uintptr, n uint64, dev int) (*localRegion, uint
 // local end of a copy between a process of this host and one elsewhere),
 // once: it stays registered until we close, as it stays mapped. It pins it
 // as lookupLocal does; nil when no such memory holds the range or it
-// cannot be registered (the copy then goes through the scratch area).
-// Locked.
+// cannot be registered (the copy then goes through the scratch area; a
+// refused memory is neither looked up nor tried again). Locked.
 func (e *endpoint) registerMapped(p unsafe.Pointer, n uint64, dev int) (*localRegion, uint32) {
+	a := uintptr(p)
+	for _, r := range e.mappedRefused {
+		if a >= r.base && uint64(a-r.base) < r.size {
+			return nil, 0
+		}
+	}
 	base, size := e.host.MappedMemory(p, n)
-	if base == nil || e.mappedRefused[uintptr(base)] {
+	if base == nil {
 		return nil, 0
 	}
 	lr := &localRegion{base: uintptr(base), size: size}
-	for _, d := range e.devs {
-		mr, err := regMR(d.v, base, size)
-		if err != nil {
-			deregAll(lr.mrs)
-			if e.mappedRefused == nil {
-				e.mappedRefused = map[uintptr]bool{}
-			}
-			e.mappedRefused[uintptr(base)] = true
-			e.host.Logf(1, "ib: %s: %v; copies from and to this memory of a peer on this host go through a bounce buffer", d.name, regError(err, size, "a same-host peer's starter memory"))
-			return nil, 0
-		}
-		lr.mrs = append(lr.mrs, mr)
-		lkey, rkey := mrKeys(mr)
-		lr.lkeys = append(lr.lkeys, lkey)
-		lr.rkeys = append(lr.rkeys, rkey)
+	if err := e.regOnEveryDevice(lr, base, "a same-host peer's starter memory"); err != nil {
+		e.mappedRefused = append(e.mappedRefused, lr)
+		e.host.Logf(1, "ib: %v; copies from and to this memory of a peer on this host go through a bounce buffer", err)
+		return nil, 0
 	}
+	lr.fillKeys()
 	e.mappedRegs = append(e.mappedRegs, lr)
 	e.fastMapped(lr)
-	i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > lr.base })
-	e.localList = append(e.localList, nil)
-	copy(e.localList[i+1:], e.localList[i:])
-	e.localList[i] = lr
+	e.insertLocal(lr)
 	lr.users.Add(1)
 	return lr, lr.lkeys[dev]
 }
