@@ -46,14 +46,14 @@
 #define ACPF_BAR_YIELD   304
 #define ACPF_BAR_ROUNDS  312
 #define ACPF_BAR_MINE    320
-#define ACPF_BAR_PEERS   328
 #define ACPF_WAITING     400
 #define ACPF_DEV_ATOMICS 404
 #define ACPF_REMOTE      408
 #define ACPF_BAR_GAMASK  416
 #define ACPF_BAR_LEAD    420
 #define ACPF_BAR_PENDING 424
-#define ACPF_TABLE       512
+#define ACPF_BAR_PEERS   512
+#define ACPF_TABLE       768
 #define ACPF_ENTRY_SIZE  48
 #define ACPF_MAX_WINDOW  4096
 

@@ -43,7 +43,7 @@ func TestConformanceThroughFastPathUDP(t *testing.T) {
 // 6..10 in flight and 7 and 9 finished.
 func TestFastOpDoneReadsOneHandle(t *testing.T) {
 	const depth = 8
-	flagsAt := 512 + 4096*48 // fastTable + fastMaxWindow*fastEntrySize
+	flagsAt := 768 + 4096*48 // fastTable + fastMaxWindow*fastEntrySize
 	mem := make([]uint64, (flagsAt+4*depth)/8)
 	f := unsafe.Pointer(&mem[0])
 	u64 := func(off int) *uint64 { return (*uint64)(unsafe.Add(f, off)) }
@@ -118,6 +118,17 @@ func TestFastPathTakesSync(t *testing.T) {
 		w.Run(syncsInC(50))
 		w.Close()
 	}
+}
+
+// A dissemination over more than 256 processes (9 rounds here) is still
+// the C path's: its table of rounds holds every job's (2^32 processes).
+func TestFastPathTakesSyncOfManyProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("260 engines")
+	}
+	w := coretest.NewWorld(t, 260, "shm")
+	defer w.Close()
+	w.Run(syncsInC(3))
 }
 
 // syncsInC is a rank's part of a test: count barriers, each of which the
