@@ -22,7 +22,8 @@
 #      shm,ib (copies through shared memory, every 8-byte atomic on the
 #      adapter), and the middle layer's users of atomics (segmented
 #      buffers' mailboxes, channels, the heap's locks) over ib;
-#   2b'. the C tests on two "hosts" (acprun --host-groups 2) over shm,ib;
+#   2b'. the C tests on two "hosts" (acprun --host-groups 2) over shm,ib,
+#      basic layer and middle layer (channels, the heap, containers);
 #   2c. a channel pingpong of 4-16 KiB messages over ib (a slot read
 #      while the adapter's driver writes it once passed with an old header);
 #   3. a frozen peer (tests/c/check_unreachable.sh): the job ends with an error
