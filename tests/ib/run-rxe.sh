@@ -23,7 +23,8 @@
 #      adapter), and the middle layer's users of atomics (segmented
 #      buffers' mailboxes, channels, the heap's locks) over ib;
 #   2b'. the C tests on two "hosts" (acprun --host-groups 2) over shm,ib,
-#      basic layer and middle layer (channels, the heap, containers);
+#      basic layer and middle layer (channels, the heap, containers), and
+#      t_atomic and t_random there with --acp-ib-atomics nic;
 #   2c. a channel pingpong of 4-16 KiB messages over ib (a slot read
 #      while the adapter's driver writes it once passed with an old header);
 #   3. a frozen peer (tests/c/check_unreachable.sh): the job ends with an error
@@ -94,6 +95,9 @@ ACP_TRANSPORTS=shm,ib ACP_IB_ATOMICS=nic timeout 600 ctest --test-dir "$work" \\
   -R '^t_(atomic|random)_np4\$' --timeout 300 --output-on-failure || fail=1
 echo "[\${SECONDS}s] == C tests on two hosts (acprun --host-groups 2): shm within, ib between"
 ACP_TRANSPORTS=shm,ib timeout 900 ctest --test-dir "$work" -L '^hosts\$' --timeout 300 --output-on-failure || fail=1
+echo "[\${SECONDS}s] == atomics on two hosts with --acp-ib-atomics nic: every 8-byte atomic on the adapter, same-host ones too"
+ACP_TRANSPORTS=shm,ib ACP_IB_ATOMICS=nic timeout 600 ctest --test-dir "$work" \\
+  -R '^t_(atomic|random)_hosts2_np4\$' --timeout 300 --output-on-failure || fail=1
 echo "[\${SECONDS}s] == channel messages of 4-16 KiB over ib (several ring slots each, read while they land)"
 ACP_TRANSPORTS=ib timeout 300 "$acprun" -np 2 --timeout 280 "$build/bench/acpbench" chpingpong -min 4096 -max 16384 -rounds 1 > chpingpong.log 2>&1 || {
   fail=1; tail -n 20 chpingpong.log; }
