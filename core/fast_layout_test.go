@@ -1,20 +1,19 @@
 package core
 
 import (
-	"os"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/libacp/libacp/internal/cheader"
 )
 
 // The C fast path reads the fast state through capi/fastpath.h's offsets,
 // written there by hand: each must equal this package's, and none may be
 // missing on either side, or the two would read different fields.
 func TestFastLayoutMatchesCHeader(t *testing.T) {
-	goSide := map[string]int{
+	goSide := map[string]int64{
 		"ACPF_LOCK": fastLock, "ACPF_ISSUED": fastIssued, "ACPF_DONE": fastDone,
 		"ACPF_ENABLED": fastEnabled, "ACPF_ME": fastMe, "ACPF_NPROCS": fastNprocs,
 		"ACPF_RANK_SHIFT": fastRankShift, "ACPF_SEG_SHIFT": fastSegShift, "ACPF_SEG_MASK": fastSegMask,
@@ -28,14 +27,8 @@ func TestFastLayoutMatchesCHeader(t *testing.T) {
 		"ACPF_BAR_LEAD": fastBarLead, "ACPF_BAR_PENDING": fastBarPending, "ACPF_BAR_PEERS": fastBarPeers,
 		"ACPF_TABLE": fastTable, "ACPF_ENTRY_SIZE": fastEntrySize, "ACPF_MAX_WINDOW": fastMaxWindow,
 	}
-	text, err := os.ReadFile("../capi/fastpath.h")
+	cSide, err := cheader.Defines("../capi/fastpath.h", "ACPF_")
 	require.NoError(t, err)
-	cSide := map[string]int{}
-	for _, m := range regexp.MustCompile(`(?m)^#define\s+(ACPF_\w+)\s+(\d+)\s*$`).FindAllStringSubmatch(string(text), -1) {
-		v, err := strconv.Atoi(m[2])
-		require.NoError(t, err)
-		cSide[m[1]] = v
-	}
 	assert.Equal(t, goSide, cSide, "capi/fastpath.h against core/fast.go")
 
 	// The fields must not overlap: each ends before the next begins.

@@ -1,26 +1,19 @@
 package ch
 
 import (
-	"os"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/libacp/libacp/internal/cheader"
 )
 
 // capi/chfast.c reads the fast block and writes and takes ring slots with
 // the numbers of capi/chfast.h: they must be this package's.
 func TestChfastHeaderMatches(t *testing.T) {
-	src, err := os.ReadFile("../../capi/chfast.h")
+	defs, err := cheader.Defines("../../capi/chfast.h", "ACPCH_")
 	require.NoError(t, err)
-	defs := map[string]int64{}
-	for _, m := range regexp.MustCompile(`(?m)^#define (ACPCH_\w+)\s+(\d+|0x[0-9a-fA-F]+)\s*$`).FindAllStringSubmatch(string(src), -1) {
-		v, err := strconv.ParseInt(m[2], 0, 64)
-		require.NoError(t, err)
-		defs[m[1]] = v
-	}
 	want := map[string]int64{
 		"ACPCH_LOCK": fLock, "ACPCH_SEND_OK": fSendOK, "ACPCH_RECV_OK": fRecvOK, "ACPCH_HANDLE": fHandle,
 		"ACPCH_POS": fPos, "ACPCH_PUBLISHED": fPublished, "ACPCH_RING": fRing, "ACPCH_COUNT": fCount,
