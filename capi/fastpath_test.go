@@ -123,9 +123,6 @@ func TestFastPathTakesSync(t *testing.T) {
 // A dissemination over more than 256 processes (9 rounds here) is still
 // the C path's: its table of rounds holds every job's (2^32 processes).
 func TestFastPathTakesSyncOfManyProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("260 engines")
-	}
 	w := coretest.NewWorld(t, 260, "shm")
 	defer w.Close()
 	w.Run(syncsInC(3))
