@@ -302,7 +302,7 @@ func (e *endpoint) setup(addr, hint string) error {
 	}
 	e.buf = b
 	for _, d := range e.devs {
-		mr, err := regMR(d.v, unsafe.Pointer(&b[0]), uint64(len(b)))
+		mr, err := regMR(d.v, unsafe.Pointer(&b[0]), uint64(len(b)), false)
 		if err != nil {
 			return fmt.Errorf("%s: %v", d.name, regError(err, uint64(len(b)), "message buffers"))
 		}

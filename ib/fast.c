@@ -251,7 +251,10 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 				return 0;
 			base = k->base, size = k->size, off_base = k->off_base, color = k->color, rkey = k->rkey;
 		}
-		if (color != at->color || !in_bounds(at->off, n, off_base, size))
+		/* Registered for reads only: the Go side fails a write or an
+		 * atomic into it (posted, it would end the connection). */
+		uint32_t read_only = k != NULL ? k->read_only : t->read_only;
+		if (color != at->color || !in_bounds(at->off, n, off_base, size) || (read_only && opcode != ACPIB_READ))
 			goto decline;
 		raddr = base + (at->off - off_base);
 	}
@@ -260,7 +263,8 @@ static int64_t post_op(acpf_remote *r, void *state, acpf_take_fn take, int get, 
 	int inl = 0;
 	if (local == NULL) {
 		g = reg_use(x, mine->seg);
-		if (g == NULL || g->color != mine->color || !in_bounds(mine->off, n, g->off_base, g->size))
+		if (g == NULL || g->color != mine->color || !in_bounds(mine->off, n, g->off_base, g->size) ||
+		    (get && g->read_only))
 			goto decline;
 		local = (void *)(uintptr_t)(g->base + (mine->off - g->off_base));
 		lkey = g->lkey;
@@ -458,6 +462,7 @@ int acpib_fast_key_put(acpib_fast *x, const acpib_fastkey *k)
 	e->serial = k->serial;
 	e->rkey = k->rkey;
 	e->color = k->color;
+	e->read_only = k->read_only;
 	e->base = k->base;
 	e->size = k->size;
 	e->off_base = k->off_base;
@@ -523,6 +528,7 @@ int acpib_fast_reg(acpib_fast *x, uint32_t seg, const acpib_fastreg *r, int vali
 	g->lkey = r->lkey;
 	g->rkey = r->rkey;
 	g->color = r->color;
+	g->read_only = r->read_only;
 	g->base = r->base;
 	g->size = r->size;
 	g->off_base = r->off_base;

@@ -119,7 +119,8 @@ func (e *endpoint) fastLocal(lr *localRegion, valid bool) (withdrawn int) {
 	case seg <= core.SegStarterDL:
 		C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), lkey, C.int(v))
 	case seg >= core.SegFirstUser:
-		r := C.acpib_fastreg{lkey: lkey, rkey: C.uint32_t(lr.rkeys[e.fastDev]), color: C.uint32_t(lr.r.Color), base: C.uint64_t(lr.base), size: C.uint64_t(lr.size), off_base: C.uint64_t(lr.r.OffBase)}
+		r := C.acpib_fastreg{lkey: lkey, rkey: C.uint32_t(lr.rkeys[e.fastDev]), color: C.uint32_t(lr.r.Color), base: C.uint64_t(lr.base), size: C.uint64_t(lr.size), off_base: C.uint64_t(lr.r.OffBase),
+			read_only: cBool(lr.readOnly)}
 		// Refused (the entry still in use): the Go side serves it.
 		_ = C.acpib_fast_reg(e.fast, C.uint32_t(seg), &r, C.int(v))
 		if !valid {
@@ -152,7 +153,7 @@ func (e *endpoint) fastKeyPut(k *rkey) {
 		}
 	}
 	ck := C.acpib_fastkey{peer: C.int32_t(k.peer), seg: C.int32_t(k.seg), serial: C.uint32_t(k.serial), rkey: C.uint32_t(k.key),
-		color: C.uint32_t(k.color), base: C.uint64_t(k.base), size: C.uint64_t(k.size), off_base: C.uint64_t(k.offBase)}
+		color: C.uint32_t(k.color), base: C.uint64_t(k.base), size: C.uint64_t(k.size), off_base: C.uint64_t(k.offBase), read_only: cBool(k.readOnly)}
 	k.inFast = C.acpib_fast_key_put(e.fast, &ck) != 0
 }
 
@@ -415,4 +416,11 @@ func FastSignals() uint64 {
 		}
 	}
 	return n
+}
+
+func cBool(b bool) C.uint32_t {
+	if b {
+		return 1
+	}
+	return 0
 }

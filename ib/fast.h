@@ -69,7 +69,8 @@ typedef struct acpib_fastkey {
 	int32_t users;  /* work requests of the C side that use it, not completed */
 	int32_t peer;   /* physical */
 	int32_t seg;
-	uint32_t serial, rkey, color, pad;
+	uint32_t serial, rkey, color;
+	uint32_t read_only; /* peers' reads only: writes and atomics go to the Go side, which fails them */
 	uint64_t base, size, off_base;
 } acpib_fastkey;
 
@@ -78,7 +79,8 @@ typedef struct acpib_fastkey {
 typedef struct acpib_fastreg {
 	uint32_t valid;
 	int32_t users;
-	uint32_t lkey, rkey, color, pad;
+	uint32_t lkey, rkey, color;
+	uint32_t read_only; /* registered for peers' reads only: never a destination here */
 	uint64_t base, size, off_base;
 } acpib_fastreg;
 

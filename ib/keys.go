@@ -1,6 +1,7 @@
 package ib
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -32,6 +33,7 @@ type localRegion struct {
 	users    atomic.Int32 // local work requests using its lkeys
 	fetchers []int32      // peers that were given its key (guarded by endpoint.mu)
 	locked   bool         // mlocked (starter memory)
+	readOnly bool         // registered for peers' reads only: its memory was read-only (regOnEveryDevice)
 	watched  bool         // its memory is watched: its registration may be kept (regCache)
 	stale    bool         // its memory went while it was registered (guarded by regCache.mu)
 }
@@ -57,7 +59,7 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 			}
 		}
 		if lr.mrs == nil {
-			if err := e.regOnEveryDevice(lr, r.Base, "registration"); err != nil {
+			if err := e.regOnEveryDevice(lr, r.Base, "registration", r.Seg >= core.SegFirstUser); err != nil {
 				if lr.watched {
 					e.rc.forget(lr)
 				}
@@ -94,11 +96,22 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 // refused registration is tried once more after the kept registrations
 // (regCache) are flushed, which may have held the lockable memory. On
 // failure none stays registered; what names the memory in the message.
-func (e *endpoint) regOnEveryDevice(lr *localRegion, base unsafe.Pointer, what string) error {
-	for _, d := range e.devs {
-		mr, err := regMR(d.v, base, lr.size)
+//
+// mayReadOnly: a program's memory that is read-only (a constant table, a
+// file mapped PROT_READ), which ibv_reg_mr refuses with EFAULT when asked
+// for write access, is registered for peers' reads only (lr.readOnly);
+// writes and atomics into it, and reads into it, then fail at their
+// issuer with StatusFault without being posted, as over shm and udp.
+func (e *endpoint) regOnEveryDevice(lr *localRegion, base unsafe.Pointer, what string, mayReadOnly bool) error {
+	for i, d := range e.devs {
+		mr, err := regMR(d.v, base, lr.size, lr.readOnly)
+		if errors.Is(err, unix.EFAULT) && mayReadOnly && i == 0 && !lr.readOnly {
+			if mr, err = regMR(d.v, base, lr.size, true); err == nil {
+				lr.readOnly = true
+			}
+		}
 		if err != nil && e.rc.flush() > 0 {
-			mr, err = regMR(d.v, base, lr.size)
+			mr, err = regMR(d.v, base, lr.size, lr.readOnly)
 		}
 		if err != nil {
 			deregAll(lr.mrs)
@@ -208,19 +221,26 @@ func (e *endpoint) UnregisterRegion(r *core.Region) {
 }
 
 // lookupLocal finds a live registration that covers [p, p+n) and pins it
-// until the work request completes. Locked.
-func (e *endpoint) lookupLocal(p uintptr, n uint64, dev int) (*localRegion, uint32) {
+// until the work request completes; write: one the adapter may write (an
+// RDMA READ's destination). readOnly: only registrations for peers' reads
+// cover it, and write was asked (the memory was read-only when
+// registered). Locked.
+func (e *endpoint) lookupLocal(p uintptr, n uint64, dev int, write bool) (lr *localRegion, lkey uint32, readOnly bool) {
 	// The last region starting at or below p, then earlier ones: regions
 	// may overlap, and a longer one further down may cover the range.
 	i := sort.Search(len(e.localList), func(i int) bool { return e.localList[i].base > p })
 	for i--; i >= 0; i-- {
 		lr := e.localList[i]
 		if uint64(p-lr.base) <= lr.size && n <= lr.size-uint64(p-lr.base) {
+			if write && lr.readOnly {
+				readOnly = true
+				continue
+			}
 			lr.users.Add(1)
-			return lr, lr.lkeys[dev]
+			return lr, lr.lkeys[dev], false
 		}
 	}
-	return nil, 0
+	return nil, 0, readOnly
 }
 
 // registerMapped registers the memory of a same-host peer mapped here
@@ -242,7 +262,7 @@ func (e *endpoint) registerMapped(p unsafe.Pointer, n uint64, dev int) (*localRe
 		return nil, 0
 	}
 	lr := &localRegion{base: uintptr(base), size: size}
-	if err := e.regOnEveryDevice(lr, base, "a same-host peer's starter memory"); err != nil {
+	if err := e.regOnEveryDevice(lr, base, "a same-host peer's starter memory", false); err != nil {
 		e.mappedRefused = append(e.mappedRefused, lr)
 		e.host.Logf(1, "ib: %v; copies from and to this memory of a peer on this host go through a bounce buffer", err)
 		return nil, 0
@@ -308,6 +328,10 @@ type rkey struct {
 	size    uint64
 	offBase uint64
 	inFast  bool // the C side holds it too (fastKeyPut)
+	// readOnly: registered for reads only (localRegion.readOnly): writes
+	// and atomics into it fail here, never posted (the adapter would
+	// refuse them and end the connection).
+	readOnly bool
 }
 
 // keyCache holds peers' keys, direct-mapped by (peer, segment): bounded,
@@ -408,7 +432,7 @@ func (e *endpoint) serveKey(peer, seg int, ga core.GA) {
 // keyReplyOf is the key of our registration lr as peers learn it: in the
 // answer to a key request, or packed for one read (PackKey). Locked.
 func (e *endpoint) keyReplyOf(lr *localRegion) keyReply {
-	rep := keyReply{seg: lr.r.Seg, color: lr.r.Color, serial: lr.serial, base: uint64(lr.base), size: lr.size, offBase: lr.r.OffBase}
+	rep := keyReply{seg: lr.r.Seg, color: lr.r.Color, serial: lr.serial, base: uint64(lr.base), size: lr.size, offBase: lr.r.OffBase, readOnly: lr.readOnly}
 	if lr.r.Color < len(e.paths) {
 		rep.rkey = lr.rkeys[e.paths[lr.r.Color].dev.index]
 	}
@@ -418,7 +442,7 @@ func (e *endpoint) keyReplyOf(lr *localRegion) keyReply {
 // rkeyOf is what peer's answer k tells us of its registration.
 func rkeyOf(peer int, k keyReply) rkey {
 	return rkey{valid: true, peer: int32(peer), seg: int32(k.seg), serial: k.serial, key: k.rkey, color: k.color,
-		base: k.base, size: k.size, offBase: k.offBase}
+		base: k.base, size: k.size, offBase: k.offBase, readOnly: k.readOnly}
 }
 
 // installKey takes an owner's answer and restarts the waiting operations.

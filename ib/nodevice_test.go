@@ -139,6 +139,8 @@ func TestWireRoundTrip(t *testing.T) {
 	m := encodeKeyRep(b, rep)
 	assert.True(t, validLen(m))
 	assert.Equal(t, rep, decodeKeyRep(m))
+	rep.readOnly = true
+	assert.Equal(t, rep, decodeKeyRep(encodeKeyRep(b, rep)), "a key of a registration for reads only")
 	assert.True(t, validLen(encodeAtomicReq(b, 5, core.OpCas8, 0x1234, 1, 2)))
 	assert.True(t, validLen(encodeAtomicRep(b, 5, core.StatusOK, 3)))
 	assert.True(t, validLen(encodeKeyReq(b, 3, 0x99)))

@@ -322,6 +322,7 @@ func (e *endpoint) failQueued(o *op, err error) {
 func (e *endpoint) resolve(c *conn, o *op) (raddr uint64, rkey uint32, st core.Status, miss bool) {
 	d := e.layout.Decode(o.ga)
 	var base, size, offBase uint64
+	readOnly := false
 	if o.peer == e.me {
 		// An atomic on our own memory (--acp-ib-atomics nic): our
 		// registration table has the key, and is current.
@@ -330,6 +331,7 @@ func (e *endpoint) resolve(c *conn, o *op) (raddr uint64, rkey uint32, st core.S
 			return 0, 0, core.StatusBadSegment, false
 		}
 		base, size, offBase, rkey = uint64(lr.base), lr.size, lr.r.OffBase, lr.rkeys[c.p.dev.index]
+		readOnly = lr.readOnly
 	} else if d.Seg < core.SegFirstUser {
 		if d.Color != 0 {
 			return 0, 0, core.StatusBadSegment, false
@@ -352,10 +354,16 @@ func (e *endpoint) resolve(c *conn, o *op) (raddr uint64, rkey uint32, st core.S
 			e.fastKeyPut(k)
 		}
 		base, size, offBase, rkey = k.base, k.size, k.offBase, k.key
+		readOnly = k.readOnly
 	}
 	off := d.Off
 	if off < offBase || off-offBase > size || o.n > size-(off-offBase) {
 		return 0, 0, core.StatusOutOfBounds, false
+	}
+	if readOnly && o.kind != opGet {
+		// The owner's adapter would refuse the write with a remote
+		// access error, which ends the connection.
+		return 0, 0, core.StatusFault, false
 	}
 	return base + (off - offBase) + o.posted, rkey, core.StatusOK, false
 }
@@ -395,7 +403,16 @@ func (e *endpoint) postData(c *conn, o *op, raddr uint64, rkey uint32) bool {
 		case o.kind == opPut && n <= uint64(c.inline):
 			w.flags = flagInline
 		default:
-			lr, lkey := e.lookupLocal(uintptr(local), n, d.index)
+			lr, lkey, readOnly := e.lookupLocal(uintptr(local), n, d.index, o.kind == opGet)
+			if readOnly {
+				// A read into our memory registered read-only: the
+				// adapter would refuse it (a local protection error,
+				// which ends the connection); the memory faults as
+				// it would for a copy by any other path.
+				e.releaseSlot(s)
+				o.err = &core.AccessError{Status: core.StatusFault, Rank: -1}
+				return true
+			}
 			if lr == nil && n > msgSize {
 				lr, lkey = e.registerMapped(local, n, d.index)
 			}

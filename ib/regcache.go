@@ -142,7 +142,9 @@ func (c *regCache) park(lr *localRegion) bool {
 	c.mu.Lock()
 	c.apply(c.w.Take())
 	delete(c.live, lr)
-	if c.closed || lr.stale || lr.size > c.maxBytes {
+	// A registration for reads only (read-only memory) is never kept: a
+	// later registration of the range may expect write access.
+	if c.closed || lr.stale || lr.readOnly || lr.size > c.maxBytes {
 		if lr.stale {
 			c.stale++
 		}

@@ -296,12 +296,13 @@ int acpib_gid_table(acpib_dev *d, acpib_gid *out, int max)
 
 /* ---- memory ------------------------------------------------------------------ */
 
-struct ibv_mr *acpib_reg_mr(acpib_dev *d, void *addr, size_t len, int *errnum)
+struct ibv_mr *acpib_reg_mr(acpib_dev *d, void *addr, size_t len, int read_only, int *errnum)
 {
 	errno = 0;
-	struct ibv_mr *mr = v.reg_mr(d->pd, addr, len,
-	                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	                                 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	int access = read_only ? IBV_ACCESS_REMOTE_READ
+	                       : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+	                             IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mr *mr = v.reg_mr(d->pd, addr, len, access);
 	*errnum = mr ? 0 : (errno ? errno : EINVAL);
 	return mr;
 }

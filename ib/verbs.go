@@ -142,9 +142,14 @@ func gidTable(d *vdev, port, max int) ([]gidEntry, error) {
 
 type vmr = C.struct_ibv_mr
 
-func regMR(d *vdev, p unsafe.Pointer, n uint64) (*vmr, error) {
-	var e C.int
-	mr := C.acpib_reg_mr(d, p, C.size_t(n), &e)
+// regMR registers [p, p+n) for every access, or, readOnly, for peers'
+// reads only.
+func regMR(d *vdev, p unsafe.Pointer, n uint64, readOnly bool) (*vmr, error) {
+	var e, ro C.int
+	if readOnly {
+		ro = 1
+	}
+	mr := C.acpib_reg_mr(d, p, C.size_t(n), ro, &e)
 	if mr == nil {
 		return nil, syscall.Errno(e)
 	}

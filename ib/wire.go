@@ -76,11 +76,19 @@ type keyReply struct {
 	base    uint64 // address of the region's first byte at the owner
 	size    uint64
 	offBase uint64 // GA offset of that byte
+	// readOnly: peers may only read the region (flag keyReadOnly).
+	readOnly bool
 }
+
+// Flags of a key reply (byte 3).
+const keyReadOnly = 1
 
 func encodeKeyRep(b []byte, k keyReply) []byte {
 	b = b[:keyRepLen]
 	b[0], b[1], b[2], b[3] = mKeyRep, byte(k.status), byte(k.color), 0
+	if k.readOnly {
+		b[3] = keyReadOnly
+	}
 	le.PutUint32(b[4:], uint32(k.seg))
 	le.PutUint32(b[8:], k.serial)
 	le.PutUint32(b[12:], k.rkey)
@@ -94,7 +102,7 @@ func encodeKeyRep(b []byte, k keyReply) []byte {
 func decodeKeyRep(b []byte) keyReply {
 	return keyReply{status: core.Status(b[1]), color: int(b[2]), seg: int(le.Uint32(b[4:])),
 		serial: le.Uint32(b[8:]), rkey: le.Uint32(b[12:]), base: le.Uint64(b[16:]),
-		size: le.Uint64(b[24:]), offBase: le.Uint64(b[32:])}
+		size: le.Uint64(b[24:]), offBase: le.Uint64(b[32:]), readOnly: b[3]&keyReadOnly != 0}
 }
 
 func encodeInval(b []byte, typ byte, seg int, serial uint32) []byte {
