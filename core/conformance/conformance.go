@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
@@ -64,6 +65,7 @@ func RunWithOps(t *testing.T, transport string, ops func(e *core.Engine) Ops, se
 		{"CompleteAndInquire", 2, nil, testCompleteAndInquire},
 		{"RemoteAccessErrors", 2, nil, testRemoteAccessErrors},
 		{"RegisteredMemory", 2, nil, testRegisteredMemory},
+		{"ReadOnlyRegistration", 3, nil, testReadOnlyRegistration},
 		{"CarriedKeys", 2, nil, testCarriedKeys},
 		{"BackPressure", 2, []string{"queue-depth=8"}, testBackPressure},
 		{"Barriers", 5, nil, testBarriers},
@@ -592,6 +594,144 @@ func testRegisteredMemory(t *testing.T, w *coretest.World, s suite) {
 	assert.Equal(t, make([]byte, 4096), buf, "unregistered buffer was written")
 }
 
+// testReadOnlyRegistration: memory that is read-only when registered (a
+// constant table, a file mapped PROT_READ) is registered all the same.
+// Every rank reads it, the owner too, and a third party copies out of it;
+// every write into it and every atomic on it, and every read into it by
+// its owner, completes with an error and leaves it unchanged; afterwards
+// each rank's traffic to the owner still works (over ib a write the
+// adapter refused would have ended the connection).
+func testReadOnlyRegistration(t *testing.T, w *coretest.World, s suite) {
+	const size = 2 * 4096
+	ro := coretest.CMem(t, size)
+	fill(ro, 77)
+	want := append([]byte(nil), ro...)
+	require.NoError(t, unix.Mprotect(ro, unix.PROT_READ))
+	key, err := w.Engines[1].Register(unsafe.Pointer(&ro[0]), size, 0)
+	require.NoError(t, err, "registering memory mapped read-only")
+	w.Run(func(r int, e *core.Engine) error {
+		failed := func(what string, issue func() (core.Handle, error)) error {
+			before := e.Errors()
+			h, err := issue()
+			if err != nil {
+				return fmt.Errorf("%s: issue failed, want an error completion: %v", what, err)
+			}
+			s.ops(e).Complete(h)
+			return check(e.Errors() == before+1, "rank %d: %s completed without an error", r, what)
+		}
+		mine := e.StarterMemory(core.SegStarter)
+		// Reads: whole, and a piece at an odd offset.
+		clear(mine[:size])
+		h, err := s.ops(e).Copy(sga(e, r, 0), key, size, core.HandleNull)
+		if err != nil {
+			return err
+		}
+		s.ops(e).Complete(h)
+		if !bytes.Equal(mine[:size], want) {
+			return fmt.Errorf("rank %d read other bytes than the read-only region holds", r)
+		}
+		clear(mine[:size])
+		if h, err = s.ops(e).Copy(sga(e, r, 3), key+4093, 300, core.HandleNull); err != nil {
+			return err
+		}
+		s.ops(e).Complete(h)
+		if !bytes.Equal(mine[3:303], want[4093:4393]) {
+			return fmt.Errorf("rank %d read other bytes than the read-only region holds (300 at offset 4093)", r)
+		}
+		// Writes of several sizes, one of them two at once.
+		fill(mine[:size], uint64(100+r))
+		for _, n := range []uint64{8, 1, 4096, size} {
+			if err := failed(fmt.Sprintf("a copy of %d bytes into read-only memory", n), func() (core.Handle, error) {
+				return s.ops(e).Copy(key+core.GA((size-n)/2), sga(e, r, 0), n, core.HandleNull)
+			}); err != nil {
+				return err
+			}
+		}
+		before := e.Errors()
+		for i := uint64(0); i < 2; i++ {
+			if _, err := s.ops(e).Copy(key+core.GA(512*i), sga(e, r, 0), 512, core.HandleNull); err != nil {
+				return err
+			}
+		}
+		s.ops(e).Complete(core.HandleAll)
+		if e.Errors() != before+2 {
+			return fmt.Errorf("rank %d: two copies into read-only memory at once: %d errors, want 2", r, e.Errors()-before)
+		}
+		// Atomics of every width, kind and path (a compare-and-swap that
+		// would succeed: one that fails writes nothing).
+		if !raceDetector {
+			for op := core.OpCas4; op <= core.OpAnd8; op++ {
+				off := uint64(64 + 8*int(op))
+				cur := binary.LittleEndian.Uint64(want[off:])
+				if op.Width() == 4 {
+					cur = uint64(binary.LittleEndian.Uint32(want[off:]))
+				}
+				if err := failed(fmt.Sprintf("%s on read-only memory", op), func() (core.Handle, error) {
+					return s.ops(e).Atomic(op, sga(e, r, size+8), key+core.GA(off), cur, cur+1, core.HandleNull)
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		switch r {
+		case 0:
+			// A third party copies out of it, and into it (rank 2's
+			// memory beyond what rank 2 uses itself).
+			if h, err = s.ops(e).Copy(sga(e, 2, 3*size), key+100, 64, core.HandleNull); err != nil {
+				return err
+			}
+			s.ops(e).Complete(h)
+			if err := failed("a third party's copy into read-only memory", func() (core.Handle, error) {
+				return s.ops(e).Copy(key+200, sga(e, 2, 3*size+64), 64, core.HandleNull)
+			}); err != nil {
+				return err
+			}
+		case 1:
+			// The owner reads into it: from a peer and from itself.
+			for _, src := range []core.GA{sga(e, 0, 0), sga(e, 1, 0)} {
+				for _, n := range []uint64{8, size} {
+					if err := failed(fmt.Sprintf("a read of %d bytes into the owner's read-only memory", n), func() (core.Handle, error) {
+						return s.ops(e).Copy(key, src, n, core.HandleNull)
+					}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := s.ops(e).Sync(); err != nil {
+			return err
+		}
+		if r == 2 {
+			if !bytes.Equal(mine[3*size:3*size+64], want[100:164]) {
+				return fmt.Errorf("a third party's copy out of read-only memory delivered other bytes")
+			}
+		}
+		// The owner is reached as before.
+		if r != 1 {
+			binary.LittleEndian.PutUint64(mine[size:], uint64(0xabc0+r))
+			if h, err = s.ops(e).Copy(sga(e, 1, size+16+8*uint64(r)), sga(e, r, size), 8, core.HandleNull); err != nil {
+				return err
+			}
+			s.ops(e).Complete(h)
+		}
+		if err := s.ops(e).Sync(); err != nil {
+			return err
+		}
+		if r == 1 {
+			for _, p := range []int{0, 2} {
+				if got := binary.LittleEndian.Uint64(mine[size+16+8*p:]); got != uint64(0xabc0+p) {
+					return fmt.Errorf("rank %d's copy after the refused ones delivered %#x", p, got)
+				}
+			}
+			if err := e.Unregister(key); err != nil {
+				return err
+			}
+		}
+		return s.ops(e).Sync()
+	})
+	assert.True(t, bytes.Equal(want, ro), "read-only memory changed")
+}
+
 func testBackPressure(t *testing.T, w *coretest.World, s suite) {
 	// queue depth 8: issuing 500 operations without completing must make
 	// progress by itself, drop nothing and not deadlock.
@@ -649,10 +789,11 @@ func testPassiveTarget(t *testing.T, w *coretest.World, s suite) {
 	// The other ranks' atomics on rank 0's memory, first while rank 0
 	// waits in a barrier (its progress thread may then sleep differently,
 	// leaving the arrivals to the polling wait), then while rank 0 does not
-	// call the library for a second: those must be served by its progress
-	// thread alone, and each rank says so with a put that rank 0 reads
-	// after its pause.
-	const perRank, pause = 20, time.Second
+	// call the library: those must be served by its progress thread alone,
+	// and each rank says so with a put that rank 0 watches for with plain
+	// loads. The limit is generous: under injected loss on a loaded
+	// machine, retransmissions have taken over a second.
+	const perRank, limit = 20, 30 * time.Second
 	w.Run(func(r int, e *core.Engine) error {
 		n := e.Procs()
 		if err := s.ops(e).Sync(); err != nil {
@@ -680,11 +821,14 @@ func testPassiveTarget(t *testing.T, w *coretest.World, s suite) {
 			return err
 		}
 		if r == 0 {
-			time.Sleep(pause)
 			mem := e.StarterMemory(core.SegStarter)
+			deadline := time.Now().Add(limit)
 			for p := 1; p < n; p++ {
+				for atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[64+8*p]))) != 1 && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
 				if got := atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[64+8*p]))); got != 1 {
-					return fmt.Errorf("rank %d had not completed its %d atomics on rank 0 while rank 0 did not call the library for %v (mark %d)", p, perRank, pause, got)
+					return fmt.Errorf("rank %d had not completed its %d atomics on rank 0 after %v in which rank 0 did not call the library (mark %d)", p, perRank, limit, got)
 				}
 			}
 		} else {

@@ -197,7 +197,11 @@ func (ep *endpoint) Put(peer int, dst core.GA, src unsafe.Pointer, n uint64, c c
 	ep.send(peer, func() {
 		p, r, st := target.host.Acquire(dst, n)
 		if st == core.StatusOK {
-			copy(unsafe.Slice((*byte)(p), n), data)
+			// The program's memory may be read-only, or protected since
+			// its registration: the put fails, the owner lives on.
+			if !core.GuardedCopy(unsafe.Slice((*byte)(p), n), data) {
+				st = core.StatusFault
+			}
 			r.Release()
 			target.host.Wake()
 		}
@@ -211,15 +215,13 @@ func (ep *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c c
 		p, r, st := target.host.Acquire(src, n)
 		var data []byte
 		if st == core.StatusOK {
-			data = append([]byte(nil), unsafe.Slice((*byte)(p), n)...)
+			data = make([]byte, n)
+			if !core.GuardedCopy(data, unsafe.Slice((*byte)(p), n)) {
+				st = core.StatusFault
+			}
 			r.Release()
 		}
-		ep.post(func() {
-			if st == core.StatusOK {
-				copy(unsafe.Slice((*byte)(dst), n), data)
-			}
-			c.OnComplete(0, st.Err())
-		})
+		ep.post(func() { c.OnComplete(0, deliver(dst, data, st).Err()) })
 	})
 }
 
@@ -258,19 +260,26 @@ func (ep *endpoint) GetCarried(peer int, src core.GA, dst unsafe.Pointer, n uint
 		var data []byte
 		if st == core.StatusOK {
 			if uintptr(r.Base) == base && r.Size == size {
-				data = append([]byte(nil), unsafe.Slice((*byte)(p), n)...)
+				data = make([]byte, n)
+				if !core.GuardedCopy(data, unsafe.Slice((*byte)(p), n)) {
+					st = core.StatusFault
+				}
 			} else {
 				st = core.StatusBadSegment // a stale key
 			}
 			r.Release()
 		}
-		ep.post(func() {
-			if st == core.StatusOK {
-				copy(unsafe.Slice((*byte)(dst), n), data)
-			}
-			c.OnComplete(0, st.Err())
-		})
+		ep.post(func() { c.OnComplete(0, deliver(dst, data, st).Err()) })
 	})
+}
+
+// deliver copies what a read fetched into its destination, which may be
+// the program's memory that cannot be written (read-only).
+func deliver(dst unsafe.Pointer, data []byte, st core.Status) core.Status {
+	if st == core.StatusOK && len(data) > 0 && !core.GuardedCopy(unsafe.Slice((*byte)(dst), len(data)), data) {
+		return core.StatusFault
+	}
+	return st
 }
 
 func (ep *endpoint) Atomic(peer int, op core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
