@@ -13,14 +13,22 @@
  * - reads RO whole and in pieces (the values are the owner's);
  * - writes into RO (8 bytes, a page, all of it: udp's datagrams, its
  *   fragments received in place and a put of several fragments), applies
- *   every atomic width and kind to it: each handle completes and RO keeps
- *   its pattern;
+ *   every atomic width and kind to it (compare-and-swaps that would
+ *   succeed): each handle completes and RO keeps its pattern;
  * - reads and writes NA, atomics on NA: each completes;
+ * - reads into its own RO: refused likewise;
  * - with np >= 3, third-party copies out of and into a peer's RO.
- * After a synchronisation every owner checks its RO and is alive to do it.
+ * After a synchronisation every owner checks its RO and is alive to do it,
+ * and every rank's ordinary copies to its neighbour still arrive.
  * Over shm, a peer's copy into registered memory goes through the kernel
  * (process_vm_writev), which refuses it; the owner's own progress loop
  * serves atomics and udp's copies: those are what used to die of SIGSEGV.
+ *
+ * Built a second time as t_readonly_reg (READONLY_BEFORE_REGISTRATION):
+ * RO is read-only before it is registered, and there is no NA. That one
+ * runs over ib too (registered for remote reads only, refused writes
+ * never posted); this one cannot: the adapter writes the pages it pinned
+ * at registration whatever their protection since.
  *
  * Run with --acp-size-smem 1048576 and ACP_VERBOSE=1 (the refusals are
  * printed; the test does not read them).
@@ -33,7 +41,14 @@
 #define EXCH_OFF  0      /* GA exchange, 8 * (N + 1) bytes, twice */
 #define SCR_OFF   8192   /* scratch: RO_SIZE bytes */
 #define TP_OFF    (SCR_OFF + RO_SIZE) /* third-party copies land here: 64 bytes per rank */
-#define SMEM_NEED (TP_OFF + 64 * 64)
+#define MSG_OFF   (TP_OFF + 64 * 64)  /* the previous rank's word at the end: 8 bytes */
+#define SMEM_NEED (MSG_OFF + 64)
+
+#ifdef READONLY_BEFORE_REGISTRATION
+#define PROG "t_readonly_reg"
+#else
+#define PROG "t_readonly"
+#endif
 
 static int me, nprocs;
 static long page;
@@ -91,8 +106,17 @@ static void assault(int r, acp_ga_t ro, acp_ga_t na)
     acp_complete(ACP_HANDLE_ALL);
 
     acp_ga_t res = scr + RO_SIZE - 64; /* result words: my scratch */
-    WAIT(acp_cas4(res, ro + 64, 0, 1, ACP_HANDLE_NULL), "acp_cas4 on a read-only region");
-    WAIT(acp_cas8(res, ro + 64, 0, 1, ACP_HANDLE_NULL), "acp_cas8 on a read-only region");
+    /* Compare-and-swaps that would succeed (the words' own values): one
+     * that fails writes nothing. */
+    uint8_t words[8];
+    for (int i = 0; i < 8; i++)
+        words[i] = acpt_pat(1000 + (uint64_t)r, 64 + (uint64_t)i);
+    uint32_t w4;
+    uint64_t w8;
+    memcpy(&w4, words, 4);
+    memcpy(&w8, words, 8);
+    WAIT(acp_cas4(res, ro + 64, w4, w4 + 1, ACP_HANDLE_NULL), "acp_cas4 on a read-only region");
+    WAIT(acp_cas8(res, ro + 64, w8, w8 + 1, ACP_HANDLE_NULL), "acp_cas8 on a read-only region");
     WAIT(acp_swap4(res, ro + 72, 7, ACP_HANDLE_NULL), "acp_swap4 on a read-only region");
     WAIT(acp_swap8(res, ro + 72, 7, ACP_HANDLE_NULL), "acp_swap8 on a read-only region");
     WAIT(acp_add4(res, ro + 80, 1, ACP_HANDLE_NULL), "acp_add4 on a read-only region");
@@ -109,6 +133,8 @@ static void assault(int r, acp_ga_t ro, acp_ga_t na)
      * is not specified). */
     WAIT(acp_add8(ro + 112, scr + RO_SIZE - 8, 1, ACP_HANDLE_NULL), "acp_add8 with its result in a read-only region");
 
+    if (na == ACP_GA_NULL)
+        return;
     WAIT(acp_copy(scr, na, 64, ACP_HANDLE_NULL), "acp_copy from an inaccessible region");
     WAIT(acp_copy(na, scr, 64, ACP_HANDLE_NULL), "acp_copy into an inaccessible region");
     WAIT(acp_copy(na, scr, (size_t)page, ACP_HANDLE_NULL), "acp_copy of a page into an inaccessible region");
@@ -125,39 +151,31 @@ int main(int argc, char **argv)
     acpt_need_smem(SMEM_NEED);
     page = sysconf(_SC_PAGESIZE);
 
-    /* Memory read-only before it is registered: registered all the same
-     * (peers may read it), and unregistered. */
-    void *pre = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (pre == MAP_FAILED)
-        FATAL("mmap PROT_READ");
-    acp_atkey_t kpre = acp_register_memory(pre, (size_t)page, 0);
-    CHECK(kpre != ACP_ATKEY_NULL, "acp_register_memory of a page mapped read-only");
-    if (kpre != ACP_ATKEY_NULL) {
-        acp_ga_t gpre = acp_query_ga(kpre, pre);
-        uint8_t *s = acpt_starter(SCR_OFF);
-        memset(s, 0x77, 64);
-        WAIT(acp_copy(acp_query_starter_ga(me) + SCR_OFF, gpre + 64, 64, ACP_HANDLE_NULL),
-             "acp_copy out of a page registered read-only");
-        CHECK_BYTES(s, 64, 0, "a page registered read-only, read");
-        WAIT(acp_copy(gpre, acp_query_starter_ga(me) + SCR_OFF, 64, ACP_HANDLE_NULL),
-             "acp_copy into a page registered read-only");
-        CHECK_BYTES(pre, (size_t)page, 0, "a page registered read-only after a copy into it");
-        CHECK_INT(acp_unregister_memory(kpre), 0, "acp_unregister_memory of a page registered read-only");
-    }
-    munmap(pre, (size_t)page);
-
-    uint8_t *ro = map_pages(RO_SIZE), *na = map_pages((size_t)page);
+    uint8_t *ro = map_pages(RO_SIZE);
     acpt_fill(ro, RO_SIZE, 1000 + (uint64_t)me);
+    uint64_t ro_of[nprocs + 1], na_of[nprocs + 1];
+#ifdef READONLY_BEFORE_REGISTRATION
+    uint8_t *na = NULL;
+    if (mprotect(ro, RO_SIZE, PROT_READ) != 0)
+        FATAL("mprotect");
+    acp_atkey_t kro = acp_register_memory(ro, RO_SIZE, 0), kna = ACP_ATKEY_NULL;
+    if (kro == ACP_ATKEY_NULL)
+        FATAL("acp_register_memory of memory mapped read-only (ACP_VERBOSE=1 says why)");
+    acpt_allgather_u64(acp_query_ga(kro, ro), ro_of, EXCH_OFF);
+    for (int r = 0; r < nprocs; r++)
+        na_of[r] = ACP_GA_NULL;
+#else
+    uint8_t *na = map_pages((size_t)page);
     memset(na, 0x11, (size_t)page);
     acp_atkey_t kro = acp_register_memory(ro, RO_SIZE, 0);
     acp_atkey_t kna = acp_register_memory(na, (size_t)page, 0);
     if (kro == ACP_ATKEY_NULL || kna == ACP_ATKEY_NULL)
         FATAL("acp_register_memory of a fresh mapping");
-    uint64_t ro_of[nprocs + 1], na_of[nprocs + 1];
     acpt_allgather_u64(acp_query_ga(kro, ro), ro_of, EXCH_OFF);
     acpt_allgather_u64(acp_query_ga(kna, na), na_of, EXCH_OFF);
     if (mprotect(ro, RO_SIZE, PROT_READ) != 0 || mprotect(na, (size_t)page, PROT_NONE) != 0)
         FATAL("mprotect");
+#endif
     acp_sync();
 
     int next = (me + 1) % nprocs;
@@ -167,14 +185,16 @@ int main(int argc, char **argv)
     assault(next, ro_of[next], na_of[next]);
     check_ro_of(next, ro_of[next], "after writes into it were refused");
 
-    /* Puts out of my own inaccessible page into the next rank's third-party
-     * area (udp sends straight from the source, in batches an unreadable
-     * page would fail whole), and a local copy out of it. */
-    acp_ga_t tp_next = acp_query_starter_ga(next) + TP_OFF + 64 * (uint64_t)(me % 64);
-    WAIT(acp_copy(tp_next, na_of[me], 64, ACP_HANDLE_NULL), "acp_copy out of my inaccessible page to the next rank");
-    WAIT(acp_copy(tp_next, na_of[me], 64, ACP_HANDLE_NULL), "acp_copy out of my inaccessible page, again");
-    WAIT(acp_copy(acp_query_starter_ga(me) + SCR_OFF, na_of[me], (size_t)page, ACP_HANDLE_NULL),
-         "acp_copy of my inaccessible page into my starter memory");
+    if (na != NULL) {
+        /* Puts out of my own inaccessible page into the next rank's
+         * third-party area (udp sends straight from the source, in batches
+         * an unreadable page would fail whole), and a local copy out of it. */
+        acp_ga_t tp_next = acp_query_starter_ga(next) + TP_OFF + 64 * (uint64_t)(me % 64);
+        WAIT(acp_copy(tp_next, na_of[me], 64, ACP_HANDLE_NULL), "acp_copy out of my inaccessible page to the next rank");
+        WAIT(acp_copy(tp_next, na_of[me], 64, ACP_HANDLE_NULL), "acp_copy out of my inaccessible page, again");
+        WAIT(acp_copy(acp_query_starter_ga(me) + SCR_OFF, na_of[me], (size_t)page, ACP_HANDLE_NULL),
+             "acp_copy of my inaccessible page into my starter memory");
+    }
 
     /* Gets into my own read-only region: from the next rank's (read-only
      * too, and readable) memory, small and large, several in flight. */
@@ -204,12 +224,21 @@ int main(int argc, char **argv)
         check_ro_of(next, ro_of[next], "after a third-party write into it was refused");
     }
 
+    /* The neighbour is reached as before (over ib a write the adapter
+     * refused would have ended the connection). */
+    uint64_t *word = acpt_starter(SCR_OFF);
+    *word = 0xc0de0000u + (uint64_t)me;
+    WAIT(acp_copy(acp_query_starter_ga(next) + MSG_OFF, acp_query_starter_ga(me) + SCR_OFF, 8, ACP_HANDLE_NULL),
+         "acp_copy to the next rank's starter memory");
     acp_sync();
+    CHECK_HEX(*(uint64_t *)acpt_starter(MSG_OFF), 0xc0de0000u + (uint64_t)((me + nprocs - 1) % nprocs),
+              "the word the previous rank put after its refused writes");
     CHECK_FILL(ro, RO_SIZE, 1000 + (uint64_t)me, "my read-only region after the others' writes");
-    if (mprotect(na, (size_t)page, PROT_READ) == 0)
+    if (na != NULL && mprotect(na, (size_t)page, PROT_READ) == 0)
         CHECK_BYTES(na, (size_t)page, 0x11, "my inaccessible page after the others' writes");
     acp_sync();
     CHECK_INT(acp_unregister_memory(kro), 0, "acp_unregister_memory of the read-only region");
-    CHECK_INT(acp_unregister_memory(kna), 0, "acp_unregister_memory of the inaccessible region");
-    return acpt_finish("t_readonly");
+    if (na != NULL)
+        CHECK_INT(acp_unregister_memory(kna), 0, "acp_unregister_memory of the inaccessible region");
+    return acpt_finish(PROG);
 }
