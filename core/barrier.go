@@ -138,7 +138,7 @@ func (b *barrier) plan(e *Engine, book AddressBook) error {
 	if len(b.leaders) == 1 && e.spin > 0 {
 		flat = 1
 		for round := 0; ; round++ {
-			to, ga, ok := e.roundSlot(nil, round)
+			to, ga, ok := e.roundSlot(nil, e.phys, round)
 			if !ok {
 				break
 			}
@@ -212,9 +212,9 @@ func (b *barrier) publish(e *Engine) {
 // are more rounds than the fast state holds.
 func (b *barrier) publishRounds(e *Engine, among []int) bool {
 	f := b.f
-	mask, rounds := uint32(0), 0
+	mask, rounds, me := uint32(0), 0, e.position(among)
 	for ; ; rounds++ {
-		to, ga, ok := e.roundSlot(among, rounds)
+		to, ga, ok := e.roundSlot(among, me, rounds)
 		if !ok {
 			break
 		}
@@ -291,14 +291,15 @@ func (e *Engine) FinishSync(ep uint64) error {
 	return nil
 }
 
-// roundSlot is the process this one writes to in round `round` of a
-// dissemination among the given processes (physical indices, in the same
-// order everywhere; nil: all), the one 2^round places further on, and the
-// GA of the slot it writes there; ok is false past the last round.
-func (e *Engine) roundSlot(among []int, round int) (peer int, ga GA, ok bool) {
-	n, me := e.nprocs, e.phys
+// roundSlot is the process this one, at place me (position), writes to in
+// round `round` of a dissemination among the given processes (physical
+// indices, in the same order everywhere; nil: all), the one 2^round places
+// further on, and the GA of the slot it writes there; ok is false past the
+// last round.
+func (e *Engine) roundSlot(among []int, me, round int) (peer int, ga GA, ok bool) {
+	n := e.nprocs
 	if among != nil {
-		n, me = len(among), slices.Index(among, e.phys)
+		n = len(among)
 	}
 	if round >= 63 || 1<<round >= n {
 		return 0, 0, false
@@ -310,12 +311,23 @@ func (e *Engine) roundSlot(among []int, round int) (peer int, ga GA, ok bool) {
 	return peer, e.layout.Encode(e.rankOfPeer(peer), 0, SegEngine, uint64(8*round)), true
 }
 
+// position is this process's place among the processes of a
+// dissemination (nil: all of them), found once per barrier rather than
+// per round: among lists every host's leader, thousands at scale.
+func (e *Engine) position(among []int) int {
+	if among == nil {
+		return e.phys
+	}
+	return slices.Index(among, e.phys)
+}
+
 // disseminate runs the dissemination barrier of epoch ep among the given
 // processes (physical indices, in the same order everywhere; nil: all).
 func (e *Engine) disseminate(ep uint64, among []int) {
 	b := &e.bar
+	me := e.position(among)
 	for round := 0; ; round++ {
-		to, ga, ok := e.roundSlot(among, round)
+		to, ga, ok := e.roundSlot(among, me, round)
 		if !ok {
 			break
 		}
