@@ -112,8 +112,12 @@ type Engine struct {
 	// hangAfter: a wait this long prints the hang report (0: never)
 	hangAfter time.Duration
 	reports   reporters
-	errs      atomic.Int64 // operations completed with an error
-	failures  failures     // which ones, recently
+	// stateReport prints the state report (--acp-state-report-at), or nil;
+	// stopped: the library is ending, no report any more.
+	stateReport *time.Timer
+	stopped     atomic.Bool
+	errs        atomic.Int64 // operations completed with an error
+	failures    failures     // which ones, recently
 
 	stateMu sync.Mutex
 	closed  bool
@@ -212,6 +216,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.publishOwn()
 	e.Logf(2, "%s; %d colour(s); transports %s; queue depth %d", e.layout, e.colors, e.transportNames(), s.Int("queue-depth"))
+	e.startStateReport(s.Duration("state-report-at"))
 	return e, nil
 }
 
@@ -927,6 +932,7 @@ func (e *Engine) Finalize() error {
 }
 
 func (e *Engine) release() {
+	e.stopStateReport()
 	e.closeTransports()
 	e.freeStarters()
 	_ = e.ex.Close()

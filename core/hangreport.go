@@ -91,9 +91,43 @@ func (e *Engine) WatchHang(h *HangWatch, what string) {
 
 // reportHang writes the report to the engine's standard error.
 func (e *Engine) reportHang(what string, waited time.Duration) {
+	e.reportState("hang report", fmt.Sprintf("%s has waited %v (--acp-hang-report / ACP_HANG_REPORT %v); the library's state follows",
+		what, waited.Round(time.Millisecond), e.hangAfter))
+}
+
+// A state report: the hang report's lines, printed once when the process
+// has run --acp-state-report-at since acp_init, whether or not a wait
+// lasted long. A job that is slow rather than stuck (every wait short,
+// the whole too long) otherwise reaches its launcher's time limit without
+// a word; acprun --timeout S sets 9/10 of S.
+
+// startStateReport arms the state report (nothing when d is 0). The
+// report runs on a timer's goroutine, never in a signal handler.
+func (e *Engine) startStateReport(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	e.stateReport = time.AfterFunc(d, func() {
+		if e.stopped.Load() {
+			return
+		}
+		e.reportState("state report", fmt.Sprintf("this process has run %v since acp_init (--acp-state-report-at / ACP_STATE_REPORT_AT); the library's state follows", d))
+	})
+}
+
+// stopStateReport disarms it: the library is ending.
+func (e *Engine) stopStateReport() {
+	e.stopped.Store(true)
+	if e.stateReport != nil {
+		e.stateReport.Stop()
+	}
+}
+
+// reportState writes a report headed by head, every line prefixed with
+// the rank and kind, to the engine's standard error.
+func (e *Engine) reportState(kind, head string) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s has waited %v (--acp-hang-report / ACP_HANG_REPORT %v); the library's state follows\n",
-		what, waited.Round(time.Millisecond), e.hangAfter)
+	fmt.Fprintln(&b, head)
 	issued, done := e.q.issued.Load(), e.q.done.Load()
 	fmt.Fprintf(&b, "operations: %d issued, %d complete, %d in flight; %d completed with an error\n",
 		issued, done, issued-done, e.errs.Load())
@@ -116,6 +150,6 @@ func (e *Engine) reportHang(what string, waited time.Duration) {
 	e.reports.printing.Lock()
 	defer e.reports.printing.Unlock()
 	for line := range bytes.Lines(b.Bytes()) {
-		fmt.Fprintf(e.cfg.Stderr, "acp[%d]: hang report: %s", e.Rank(), line)
+		fmt.Fprintf(e.cfg.Stderr, "acp[%d]: %s: %s", e.Rank(), kind, line)
 	}
 }

@@ -40,3 +40,32 @@ func TestNoHangReportByDefault(t *testing.T) {
 	w.LateSync(100 * time.Millisecond)
 	assert.NotContains(t, w.Stderr.String(), "hang report")
 }
+
+// A state report comes once, at the set time since start-up, from every
+// rank, waiting or not, with the hang report's parts; none after the
+// engine closed, and none by default.
+func TestStateReportAtItsTime(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet", "state-report-at=0.2")
+	e := w.Engines[1]
+	remove := e.AddStateReporter("a test layer", func(w io.Writer) { fmt.Fprintln(w, "  what the test layer waits for") })
+	time.Sleep(50 * time.Millisecond)
+	assert.NotContains(t, w.Stderr.String(), "state report", "a report before its time")
+	time.Sleep(600 * time.Millisecond)
+	remove()
+	out := w.Stderr.String()
+	for r := range 2 {
+		assert.Equal(t, 1, strings.Count(out, fmt.Sprintf("acp[%d]: state report: this process has run 200ms since acp_init (--acp-state-report-at / ACP_STATE_REPORT_AT)", r)), out)
+		assert.Contains(t, out, fmt.Sprintf("acp[%d]: state report: operations: ", r))
+		assert.Contains(t, out, fmt.Sprintf("acp[%d]: state report: the library's goroutines:\nacp[%d]: state report: goroutine ", r, r))
+	}
+	assert.Contains(t, out, "acp[1]: state report: a test layer:\nacp[1]: state report:   what the test layer waits for\n")
+	assert.NotContains(t, out, "hang report")
+	w.Close()
+
+	late := coretest.NewWorld(t, 2, "memnet", "state-report-at=0.3")
+	late.Close()
+	none := coretest.NewWorld(t, 2, "memnet")
+	time.Sleep(500 * time.Millisecond)
+	none.Close()
+	assert.NotContains(t, late.Stderr.String()+none.Stderr.String(), "state report")
+}

@@ -23,13 +23,17 @@ var perJob = []string{"ACP_MYRANK", "ACP_NPROCS", "ACP_BOOTSTRAP_ADDR", "ACP_JOB
 // are defaults (ACP_LAUNCHER_DEFAULTS), not settings, so that a size the
 // user chose, or one a program declares itself (iacp_starter_memory_size_*),
 // still wins in acp_init. With --timeout S, a wait that lasts S/2 prints
-// the library's hang report (--acp-hang-report), a default as well.
+// the library's hang report (--acp-hang-report), and every rank prints
+// its state at 9/10 of S (--acp-state-report-at), defaults as well.
 func jobEnv(inherited []string, c *config, addr, key string) []string {
 	set := maps.Clone(c.env)
 	defaults := "size-smem=" + starterDefault + ",size-smem-cl=" + starterDefault + ",size-smem-dl=" + starterDefault
 	if c.timeout > 0 {
-		// A job stopped at its time limit says first where its waits stood.
-		defaults += ",hang-report=" + strconv.FormatFloat(c.timeout.Seconds()/2, 'f', -1, 64)
+		// A job stopped at its time limit says first where its waits
+		// stood, and where it stood shortly before the limit even when no
+		// wait lasted long (a slow job rather than a stuck one).
+		defaults += ",hang-report=" + strconv.FormatFloat(c.timeout.Seconds()/2, 'f', -1, 64) +
+			",state-report-at=" + strconv.FormatFloat(c.timeout.Seconds()*0.9, 'f', -1, 64)
 	}
 	set["ACP_LAUNCHER_DEFAULTS"] = defaults
 	set["ACP_NPROCS"] = strconv.Itoa(c.np)

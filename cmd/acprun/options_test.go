@@ -218,8 +218,9 @@ func TestJobEnv(t *testing.T) {
 		"ACP_MYRANK=2", "ACP_NPROCS=3", "ACP_BOOTSTRAP_ADDR=127.0.0.1:5", "ACP_JOB_KEY=k3y", // always ours
 	}, env)
 
-	// A time limit makes half of it the default hang report.
+	// A time limit makes half of it the default hang report, and 9/10 of
+	// it the default state report.
 	c.timeout = 45 * time.Second
 	assert.Contains(t, jobEnv(inherited, c, "127.0.0.1:5", "k3y"),
-		"ACP_LAUNCHER_DEFAULTS=size-smem=1024,size-smem-cl=1024,size-smem-dl=1024,hang-report=22.5")
+		"ACP_LAUNCHER_DEFAULTS=size-smem=1024,size-smem-cl=1024,size-smem-dl=1024,hang-report=22.5,state-report-at=40.5")
 }

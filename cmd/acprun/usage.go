@@ -53,7 +53,8 @@ job. Options come before the program; "--" ends them.
                            the environment variable ACP_NAME
   --timeout S              stop the job after S seconds and exit with 124; a
                            wait of S/2 in a rank prints the library's state
-                           (--acp-hang-report, unless set)
+                           (--acp-hang-report, unless set), and every rank
+                           prints it at 9/10 of S (--acp-state-report-at)
   --host-groups K          split the ranks into K groups in blocks that share
                            memory only within themselves, as if on K hosts
                            (ACP_HOST_GROUP; for testing the paths between hosts)

@@ -5,7 +5,9 @@
 # Passes when the launcher exits with status 124 and rank 0's stderr holds
 # one hang report of its acp_sync, with the goroutines' stacks, printed
 # before the limit (at half of it, the launcher's default), and rank 1,
-# which never waited, printed none.
+# which never waited, printed none; and when both ranks printed one state
+# report (at 9/10 of the limit, the launcher's other default) before the
+# limit: rank 1's is what a rank that computes too long says.
 acprun=$1 prog=$2
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
@@ -21,9 +23,16 @@ n=$(grep -Ec '^acp\[0\]: hang report: acp_sync has waited 3(\.[0-9]+)?s \(--acp-
 grep -q '^acp\[0\]: hang report: the library.s goroutines:' "$err" || { echo "FAIL: no goroutine stacks in the report"; fail=1; }
 grep -q '^acp\[0\]: hang report: goroutine [0-9]* \[' "$err" || { echo "FAIL: no goroutine in the report"; fail=1; }
 ! grep -q '^acp\[1\]: hang report' "$err" || { echo "FAIL: rank 1 reported a hang it was not in"; fail=1; }
-# The report comes before the launcher's own message about the limit.
-report=$(grep -n 'hang report: acp_sync' "$err" | head -n 1 | cut -d: -f1)
+for r in 0 1; do
+  n=$(grep -Ec "^acp\[$r\]: state report: this process has run 5\.4s since acp_init \(--acp-state-report-at / ACP_STATE_REPORT_AT\)" "$err")
+  [ "$n" -eq 1 ] || { echo "FAIL: $n state reports of rank $r, want 1"; fail=1; }
+  grep -q "^acp\[$r\]: state report: goroutine [0-9]* \[" "$err" || { echo "FAIL: no goroutine in rank $r's state report"; fail=1; }
+done
+# The reports come before the launcher's own message about the limit.
 limit=$(grep -n 'time limit of' "$err" | head -n 1 | cut -d: -f1)
-[ -n "$report" ] && [ -n "$limit" ] && [ "$report" -lt "$limit" ] || { echo "FAIL: the report did not come before the time limit"; fail=1; }
+for what in 'hang report: acp_sync' 'acp\[1\]: state report: this process'; do
+  report=$(grep -n "$what" "$err" | head -n 1 | cut -d: -f1)
+  [ -n "$report" ] && [ -n "$limit" ] && [ "$report" -lt "$limit" ] || { echo "FAIL: '$what' did not come before the time limit"; fail=1; }
+done
 [ "$fail" -eq 0 ] && echo "check_hang_report: ok"
 exit $fail

@@ -6,7 +6,9 @@
  * time limit without calling the library. check_hang_report.sh runs it
  * under acprun --timeout, whose half is the default --acp-hang-report, and
  * checks that rank 0 printed the hang report of its acp_sync (once), with
- * the library's goroutines, and that the launcher then stopped the job.
+ * the library's goroutines, that both ranks printed their state at 9/10 of
+ * the limit (rank 1 computing, not waiting), and that the launcher then
+ * stopped the job.
  */
 #include "acptest.h"
 
