@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -17,9 +18,12 @@ import (
 // before it is killed; acprun --timeout S sets S/2 unless the user chose.
 
 // HangWatch follows one wait for the report; the zero value starts it.
+// While either report is on, a wait that slept is listed among the waits
+// in progress (both reports print them) until EndWait.
 type HangWatch struct {
 	start    time.Time
 	reported bool
+	id       uint64 // its entry among the waits in progress, 0: none
 }
 
 // StateReporter is what a transport may implement to add its lines to the
@@ -47,6 +51,15 @@ type reporters struct {
 	next int
 	// one report at a time: two waiting threads would interleave theirs
 	printing sync.Mutex
+	// waits in progress that slept, by HangWatch id (guarded by mu); an
+	// entry is a copy, so that a wait's HangWatch stays on its stack
+	waits    map[uint64]waitInProgress
+	nextWait uint64
+}
+
+type waitInProgress struct {
+	what  string
+	since time.Time
 }
 
 type stateReporter struct {
@@ -75,18 +88,38 @@ func (e *Engine) AddStateReporter(name string, report func(w io.Writer)) (remove
 // its first call and prints the report once the wait has lasted the
 // hang-report setting (nothing when that is 0).
 func (e *Engine) WatchHang(h *HangWatch, what string) {
-	if e.hangAfter <= 0 || h.reported {
+	if (e.hangAfter <= 0 && e.stateReport == nil) || h.reported {
 		return
 	}
 	now := time.Now()
 	if h.start.IsZero() {
 		h.start = now
+		rs := &e.reports
+		rs.mu.Lock()
+		if rs.waits == nil {
+			rs.waits = map[uint64]waitInProgress{}
+		}
+		rs.nextWait++
+		h.id = rs.nextWait
+		rs.waits[h.id] = waitInProgress{what, now}
+		rs.mu.Unlock()
 		return
 	}
-	if waited := now.Sub(h.start); waited >= e.hangAfter {
+	if waited := now.Sub(h.start); e.hangAfter > 0 && waited >= e.hangAfter {
 		h.reported = true
 		e.reportHang(what, waited)
 	}
+}
+
+// EndWait takes the wait h followed out of the waits in progress.
+func (e *Engine) EndWait(h *HangWatch) {
+	if h.id == 0 {
+		return
+	}
+	e.reports.mu.Lock()
+	delete(e.reports.waits, h.id)
+	e.reports.mu.Unlock()
+	h.id = 0
 }
 
 // reportHang writes the report to the engine's standard error.
@@ -131,6 +164,15 @@ func (e *Engine) reportState(kind, head string) {
 	issued, done := e.q.issued.Load(), e.q.done.Load()
 	fmt.Fprintf(&b, "operations: %d issued, %d complete, %d in flight; %d completed with an error\n",
 		issued, done, issued-done, e.errs.Load())
+	e.reports.mu.Lock()
+	waits := slices.Collect(maps.Values(e.reports.waits))
+	e.reports.mu.Unlock()
+	slices.SortFunc(waits, func(a, b waitInProgress) int { return a.since.Compare(b.since) })
+	fmt.Fprintf(&b, "waits in progress (that slept): %d\n", len(waits))
+	now := time.Now()
+	for _, w := range waits {
+		fmt.Fprintf(&b, "  %s, for %v\n", w.what, now.Sub(w.since).Round(time.Millisecond))
+	}
 	for _, tr := range e.trs {
 		if r, ok := tr.(StateReporter); ok {
 			fmt.Fprintf(&b, "transport %s:\n", tr.Name())

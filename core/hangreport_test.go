@@ -27,6 +27,7 @@ func TestHangReportSaysWhatWaitsOnce(t *testing.T) {
 	out := w.Stderr.String()
 	assert.Equal(t, 1, strings.Count(out, "acp[0]: hang report: acp_sync has waited"), out)
 	assert.Contains(t, out, "acp[0]: hang report: operations: ")
+	assert.Regexp(t, `acp\[0\]: hang report: waits in progress \(that slept\): 1\nacp\[0\]: hang report:   acp_sync, for \d+ms\n`, out)
 	assert.Contains(t, out, "acp[0]: hang report: a test layer:\nacp[0]: hang report:   what the test layer waits for\n")
 	assert.NotContains(t, out, "stale")
 	assert.Contains(t, out, "acp[0]: hang report: the library's goroutines:\nacp[0]: hang report: goroutine ")
@@ -68,4 +69,17 @@ func TestStateReportAtItsTime(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	none.Close()
 	assert.NotContains(t, late.Stderr.String()+none.Stderr.String(), "state report")
+}
+
+// The state report lists the waits in progress: rank 0's barrier, which
+// waits for rank 1; none of rank 1, which computes. A wait that ended is
+// no longer listed.
+func TestStateReportListsWaitsInProgress(t *testing.T) {
+	w := coretest.NewWorld(t, 2, "memnet", "state-report-at=0.3")
+	defer w.Close()
+	w.LateSync(800 * time.Millisecond)
+	out := w.Stderr.String()
+	assert.Regexp(t, `acp\[0\]: state report: waits in progress \(that slept\): 1\nacp\[0\]: state report:   acp_sync, for \d+ms\n`, out)
+	assert.Contains(t, out, "acp[1]: state report: waits in progress (that slept): 0\n")
+	assert.Empty(t, w.Engines[0].WaitsInProgress(), "the barrier ended")
 }

@@ -556,6 +556,7 @@ func (e *Engine) waitUntil(what string, cond func() bool) {
 			if timer != nil {
 				timer.Stop()
 			}
+			e.EndWait(&hang)
 			return
 		}
 	}

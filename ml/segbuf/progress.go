@@ -262,6 +262,7 @@ func (l *Lib) Wait(w Waiter) {
 	}
 	sleep := minSleep
 	var hang core.HangWatch
+	defer l.e.EndWait(&hang)
 	for {
 		core.Nap(sleep)
 		if w.Step() {

@@ -7,7 +7,8 @@
 # before the limit (at half of it, the launcher's default), and rank 1,
 # which never waited, printed none; and when both ranks printed one state
 # report (at 9/10 of the limit, the launcher's other default) before the
-# limit: rank 1's is what a rank that computes too long says.
+# limit, rank 0's listing its acp_sync among the waits in progress and rank
+# 1's none: rank 1's is what a rank that computes too long says.
 acprun=$1 prog=$2
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
@@ -28,6 +29,8 @@ for r in 0 1; do
   [ "$n" -eq 1 ] || { echo "FAIL: $n state reports of rank $r, want 1"; fail=1; }
   grep -q "^acp\[$r\]: state report: goroutine [0-9]* \[" "$err" || { echo "FAIL: no goroutine in rank $r's state report"; fail=1; }
 done
+grep -Eq '^acp\[0\]: state report:   acp_sync, for [0-9.]+m?s$' "$err" || { echo "FAIL: rank 0's state report does not list its acp_sync among the waits in progress"; fail=1; }
+grep -q '^acp\[1\]: state report: waits in progress (that slept): 0$' "$err" || { echo "FAIL: rank 1's state report lists waits, but it computed"; fail=1; }
 # The reports come before the launcher's own message about the limit.
 limit=$(grep -n 'time limit of' "$err" | head -n 1 | cut -d: -f1)
 for what in 'hang report: acp_sync' 'acp\[1\]: state report: this process'; do
