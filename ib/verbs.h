@@ -115,10 +115,10 @@ typedef struct acpib_gid {
  * rdma-core 32). */
 int acpib_gid_table(acpib_dev *d, acpib_gid *out, int max);
 
-/* Registration with local write and remote read, write and atomic access.
- * NULL on failure with *errnum set. */
-/* read_only: peers may only read it (RDMA READ) and the adapter never
- * writes it; memory mapped read-only can be registered no other way. */
+/* Registration with local write and remote read, write and atomic access,
+ * or, read_only, with remote read access alone (the adapter never writes
+ * it; memory mapped read-only can be registered no other way). NULL on
+ * failure with *errnum set. */
 struct ibv_mr *acpib_reg_mr(acpib_dev *d, void *addr, size_t len, int read_only, int *errnum);
 int acpib_dereg_mr(struct ibv_mr *mr);
 uint32_t acpib_mr_lkey(struct ibv_mr *mr);
