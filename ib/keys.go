@@ -102,10 +102,14 @@ func (e *endpoint) RegisterRegion(r *core.Region) error {
 // for write access, is registered for peers' reads only (lr.readOnly);
 // writes and atomics into it, and reads into it, then fail at their
 // issuer with StatusFault without being posted, as over shm and udp.
+// Only memory that is all readable: a kernel before 6.2 pins pages for a
+// read-only registration with FOLL_FORCE, inaccessible ones (PROT_NONE)
+// too, and peers would read what the process itself cannot; such a range
+// keeps the EFAULT.
 func (e *endpoint) regOnEveryDevice(lr *localRegion, base unsafe.Pointer, what string, mayReadOnly bool) error {
 	for i, d := range e.devs {
 		mr, err := regMR(d.v, base, lr.size, lr.readOnly)
-		if errors.Is(err, unix.EFAULT) && mayReadOnly && i == 0 && !lr.readOnly {
+		if errors.Is(err, unix.EFAULT) && mayReadOnly && i == 0 && !lr.readOnly && core.Readable(base, lr.size) {
 			if mr, err = regMR(d.v, base, lr.size, true); err == nil {
 				lr.readOnly = true
 			}
