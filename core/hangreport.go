@@ -141,6 +141,8 @@ func (e *Engine) startStateReport(d time.Duration) {
 		return
 	}
 	e.stateReport = time.AfterFunc(d, func() {
+		e.reportMu.Lock()
+		defer e.reportMu.Unlock()
 		if e.stopped.Load() {
 			return
 		}
@@ -148,11 +150,16 @@ func (e *Engine) startStateReport(d time.Duration) {
 	})
 }
 
-// stopStateReport disarms it: the library is ending.
+// stopStateReport disarms it, and waits for a report under way: the
+// library is ending, and the transports it reads are about to close.
 func (e *Engine) stopStateReport() {
 	e.stopped.Store(true)
 	if e.stateReport != nil {
 		e.stateReport.Stop()
+		// Taken and given back at once: it only waits for a report
+		// under way.
+		e.reportMu.Lock()
+		e.reportMu.Unlock()
 	}
 }
 
