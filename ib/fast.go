@@ -181,6 +181,30 @@ func cKeySlot(n, peer, seg int) int {
 	return int(C.acpib_key_slot(C.uint32_t(n), C.int32_t(peer), C.int32_t(seg)))
 }
 
+// bareFast gives e a C record of nkeys keys without a device, and the
+// function that frees it (tests of the tables, on machines without one).
+func (e *endpoint) bareFast(nkeys int) (free func()) {
+	e.fast = C.acpib_fast_new(nil, -1, 1<<20, C.uint32_t(nkeys))
+	return func() { C.acpib_fast_free(e.fast); e.fast = nil }
+}
+
+// fastEntries reads back the C side's key of (peer, seg) and its entry
+// for our registration of seg: whether each is valid, and read-only
+// (tests: what the Go side publishes must arrive whole).
+func (e *endpoint) fastEntries(peer, seg int) (key, keyReadOnly, reg, regReadOnly bool) {
+	if e.fast.keys != nil {
+		k := unsafe.Slice(e.fast.keys, e.fast.nkeys)[C.acpib_fast_key_slot(e.fast, C.int32_t(peer), C.int32_t(seg))]
+		key = k.valid != 0 && int(k.peer) == peer && int(k.seg) == seg
+		keyReadOnly = key && k.read_only != 0
+	}
+	if e.fast.regs != nil && seg < C.ACPIB_FAST_REGS {
+		g := unsafe.Slice(e.fast.regs, C.ACPIB_FAST_REGS)[seg]
+		reg = g.valid != 0
+		regReadOnly = reg && g.read_only != 0
+	}
+	return
+}
+
 // holdFast counts a use of the C side's key of (peer, seg) (key true)
 // or of our registration seg, as a work request posted there would, until
 // release runs; ok false when the C side does not hold it (tests).

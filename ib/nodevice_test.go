@@ -270,3 +270,28 @@ func TestKeySlotsAgreeWithC(t *testing.T) {
 		}
 	}
 }
+
+// What the Go side publishes to the C side's tables arrives whole: a key
+// of a peer's registration for reads only and our own registration for
+// reads only carry the flag there (the C side then leaves writes into
+// them, and reads into ours, to the Go side, which fails them), and
+// writable ones do not.
+func TestFastTablesCarryReadOnly(t *testing.T) {
+	e := &endpoint{}
+	e.keys.init(64)
+	free := e.bareFast(64)
+	defer free()
+	for i, ro := range []bool{true, false} {
+		peer, seg := 3+i, core.SegFirstUser+i
+		e.keys.put(rkey{peer: int32(peer), seg: int32(seg), serial: 1, key: 77, base: 1 << 20, size: 4096, readOnly: ro})
+		k := e.keys.get(peer, seg)
+		e.fastKeyPut(k)
+		require.True(t, k.inFast, "the C side took the key")
+		lr := &localRegion{r: &core.Region{Seg: seg}, base: 1 << 21, size: 4096, lkeys: []uint32{5}, rkeys: []uint32{6}, readOnly: ro}
+		e.fastLocal(lr, true)
+		key, keyRO, reg, regRO := e.fastEntries(peer, seg)
+		assert.True(t, key && reg, "entries published (read-only %v)", ro)
+		assert.Equal(t, ro, keyRO, "the key's read-only flag")
+		assert.Equal(t, ro, regRO, "the registration's read-only flag")
+	}
+}
