@@ -49,13 +49,16 @@ type reporters struct {
 	mu   sync.Mutex
 	list []stateReporter
 	next int
-	// one report at a time: two waiting threads would interleave theirs
-	printing sync.Mutex
 	// waits in progress that slept, by HangWatch id (guarded by mu); an
 	// entry is a copy, so that a wait's HangWatch stays on its stack
 	waits    map[uint64]waitInProgress
 	nextWait uint64
 }
+
+// reportPrinting lets one report at a time print in a process: two
+// waiting threads, or the state reports of engines sharing a standard
+// error (tests), would interleave their lines.
+var reportPrinting sync.Mutex
 
 type waitInProgress struct {
 	what  string
@@ -196,8 +199,8 @@ func (e *Engine) reportState(kind, head string) {
 	stacks := make([]byte, 1<<20)
 	stacks = stacks[:runtime.Stack(stacks, true)]
 	fmt.Fprintf(&b, "the library's goroutines:\n%s", stacks)
-	e.reports.printing.Lock()
-	defer e.reports.printing.Unlock()
+	reportPrinting.Lock()
+	defer reportPrinting.Unlock()
 	for line := range bytes.Lines(b.Bytes()) {
 		fmt.Fprintf(e.cfg.Stderr, "acp[%d]: %s: %s", e.Rank(), kind, line)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/libacp/libacp/core"
 	"github.com/libacp/libacp/core/coretest"
 )
 
@@ -51,7 +52,15 @@ func TestStateReportAtItsTime(t *testing.T) {
 	remove := e.AddStateReporter("a test layer", func(w io.Writer) { fmt.Fprintln(w, "  what the test layer waits for") })
 	time.Sleep(50 * time.Millisecond)
 	assert.NotContains(t, w.Stderr.String(), "state report", "a report before its time")
-	time.Sleep(600 * time.Millisecond)
+	// Both reports, however loaded the machine; then a while for a
+	// second one, which must not come.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if out := w.Stderr.String(); strings.Contains(out, "acp[0]: state report: the library's goroutines") &&
+			strings.Contains(out, "acp[1]: state report: the library's goroutines") {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
 	remove()
 	out := w.Stderr.String()
 	for r := range 2 {
@@ -77,7 +86,19 @@ func TestStateReportAtItsTime(t *testing.T) {
 func TestStateReportListsWaitsInProgress(t *testing.T) {
 	w := coretest.NewWorld(t, 2, "memnet", "state-report-at=0.3")
 	defer w.Close()
-	w.LateSync(800 * time.Millisecond)
+	w.Run(func(r int, e *core.Engine) error {
+		if r == 1 {
+			// Into the barrier only once both reports are out, however
+			// loaded the machine.
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if out := w.Stderr.String(); strings.Count(out, "state report: the library's goroutines") == 2 {
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return e.Sync()
+	})
 	out := w.Stderr.String()
 	assert.Regexp(t, `acp\[0\]: state report: waits in progress \(that slept\): 1\nacp\[0\]: state report:   acp_sync, for \d+ms\n`, out)
 	assert.Contains(t, out, "acp[1]: state report: waits in progress (that slept): 0\n")
