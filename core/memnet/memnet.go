@@ -199,7 +199,7 @@ func (ep *endpoint) Put(peer int, dst core.GA, src unsafe.Pointer, n uint64, c c
 		if st == core.StatusOK {
 			// The program's memory may be read-only, or protected since
 			// its registration: the put fails, the owner lives on.
-			if !core.GuardedCopy(unsafe.Slice((*byte)(p), n), data) {
+			if !r.CopyInto(unsafe.Slice((*byte)(p), n), data) {
 				st = core.StatusFault
 			}
 			r.Release()
@@ -210,18 +210,34 @@ func (ep *endpoint) Put(peer int, dst core.GA, src unsafe.Pointer, n uint64, c c
 }
 
 func (ep *endpoint) Get(peer int, src core.GA, dst unsafe.Pointer, n uint64, c core.Completion) {
+	ep.read(peer, src, dst, n, c, nil)
+}
+
+// read serves a get: the owner copies out of its memory, the issuer into
+// dst, both guarded (the program's memory may be protected, or read-only
+// at dst). keyFits, when set, refuses a region a carried key does not
+// name.
+func (ep *endpoint) read(peer int, src core.GA, dst unsafe.Pointer, n uint64, c core.Completion, keyFits func(*core.Region) bool) {
 	target := ep.peers[peer]
 	ep.send(peer, func() {
 		p, r, st := target.host.Acquire(src, n)
 		var data []byte
 		if st == core.StatusOK {
 			data = make([]byte, n)
-			if !core.GuardedCopy(data, unsafe.Slice((*byte)(p), n)) {
+			switch {
+			case keyFits != nil && !keyFits(r):
+				st = core.StatusBadSegment // a stale key
+			case !core.GuardedCopy(data, unsafe.Slice((*byte)(p), n)):
 				st = core.StatusFault
 			}
 			r.Release()
 		}
-		ep.post(func() { c.OnComplete(0, deliver(dst, data, st).Err()) })
+		ep.post(func() {
+			if st == core.StatusOK && !core.GuardedCopy(unsafe.Slice((*byte)(dst), n), data) {
+				st = core.StatusFault
+			}
+			c.OnComplete(0, st.Err())
+		})
 	})
 }
 
@@ -255,31 +271,7 @@ func (ep *endpoint) GetCarried(peer int, src core.GA, dst unsafe.Pointer, n uint
 	}
 	carriedGets.Add(1)
 	base, size := uintptr(binary.LittleEndian.Uint64(key[4:])), binary.LittleEndian.Uint64(key[12:])
-	ep.send(peer, func() {
-		p, r, st := target.host.Acquire(src, n)
-		var data []byte
-		if st == core.StatusOK {
-			if uintptr(r.Base) == base && r.Size == size {
-				data = make([]byte, n)
-				if !core.GuardedCopy(data, unsafe.Slice((*byte)(p), n)) {
-					st = core.StatusFault
-				}
-			} else {
-				st = core.StatusBadSegment // a stale key
-			}
-			r.Release()
-		}
-		ep.post(func() { c.OnComplete(0, deliver(dst, data, st).Err()) })
-	})
-}
-
-// deliver copies what a read fetched into its destination, which may be
-// the program's memory that cannot be written (read-only).
-func deliver(dst unsafe.Pointer, data []byte, st core.Status) core.Status {
-	if st == core.StatusOK && len(data) > 0 && !core.GuardedCopy(unsafe.Slice((*byte)(dst), len(data)), data) {
-		return core.StatusFault
-	}
-	return st
+	ep.read(peer, src, dst, n, c, func(r *core.Region) bool { return uintptr(r.Base) == base && r.Size == size })
 }
 
 func (ep *endpoint) Atomic(peer int, op core.AtomicOp, target core.GA, a, b uint64, c core.Completion) {
