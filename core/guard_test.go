@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/libacp/libacp/internal/raceedge"
 )
 
 // pages maps n pages readable and writable, unmapped when the test ends.
@@ -41,7 +43,7 @@ func TestGuardsReportFaultsInsteadOfCrashing(t *testing.T) {
 		require.Equal(t, byte(i), ro[i], "read-only byte %d changed", i)
 	}
 
-	if raceDetector {
+	if raceedge.Enabled {
 		t.Log("race detector: the guarded atomics' faults are not tested (they happen in its C runtime)")
 		return
 	}
@@ -88,7 +90,7 @@ func TestGuardsReportFaultsInsteadOfCrashing(t *testing.T) {
 // inaccessible after its registration fail with StatusFault at the owner,
 // which lives on.
 func TestOwnerRefusesWritesIntoProtectedMemory(t *testing.T) {
-	if raceDetector {
+	if raceedge.Enabled {
 		t.Skip("race detector: atomics run in its C runtime, where a fault cannot be recovered")
 	}
 	e := newManualEngine(t)

@@ -9,11 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/libacp/libacp/core"
+	"github.com/libacp/libacp/internal/raceedge"
 )
 
 // The per-peer estimate against what contacting peers really allocates.
 func TestMemoryUseMatchesPeers(t *testing.T) {
-	if raceDetector {
+	if raceedge.Enabled {
 		t.Skip("allocation sizes differ under the race detector")
 	}
 	const n, contacted = 2000, 500

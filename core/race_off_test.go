@@ -1,5 +1,0 @@
-//go:build !race
-
-package core
-
-const raceDetector = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package udp
-
-const raceDetector = false
