@@ -113,13 +113,13 @@ type Engine struct {
 	hangAfter time.Duration
 	reports   reporters
 	// stateReport prints the state report (--acp-state-report-at), or nil;
-	// stopped: the library is ending, no report any more; reportMu is held
-	// while the report runs.
-	stateReport *time.Timer
-	stopped     atomic.Bool
-	reportMu    sync.Mutex
-	errs        atomic.Int64 // operations completed with an error
-	failures    failures     // which ones, recently
+	// reportMu is held while it runs, and guards reportStopped (the
+	// library is ending: no report any more).
+	stateReport   *time.Timer
+	reportMu      sync.Mutex
+	reportStopped bool
+	errs          atomic.Int64 // operations completed with an error
+	failures      failures     // which ones, recently
 
 	stateMu sync.Mutex
 	closed  bool

@@ -146,24 +146,23 @@ func (e *Engine) startStateReport(d time.Duration) {
 	e.stateReport = time.AfterFunc(d, func() {
 		e.reportMu.Lock()
 		defer e.reportMu.Unlock()
-		if e.stopped.Load() {
+		if e.reportStopped {
 			return
 		}
 		e.reportState("state report", fmt.Sprintf("this process has run %v since acp_init (--acp-state-report-at / ACP_STATE_REPORT_AT); the library's state follows", d))
 	})
 }
 
-// stopStateReport disarms it, and waits for a report under way: the
-// library is ending, and the transports it reads are about to close.
+// stopStateReport disarms it: the library is ending. A report under way
+// finishes first (the lock), since the transports it reads close next.
 func (e *Engine) stopStateReport() {
-	e.stopped.Store(true)
-	if e.stateReport != nil {
-		e.stateReport.Stop()
-		// Taken and given back at once: it only waits for a report
-		// under way.
-		e.reportMu.Lock()
-		e.reportMu.Unlock()
+	if e.stateReport == nil {
+		return
 	}
+	e.stateReport.Stop()
+	e.reportMu.Lock()
+	e.reportStopped = true
+	e.reportMu.Unlock()
 }
 
 // reportState writes a report headed by head, every line prefixed with
