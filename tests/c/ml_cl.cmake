@@ -125,20 +125,13 @@ if(ACPRUN)
   endforeach()
 endif()
 
-# Two "hosts" on this machine (acprun --host-groups 2: ranks 0-1 and 2-3):
-# channels within a host (shared memory) and across (udp here, ib in the
-# Soft-RoCE VM: tests/ib/run-rxe.sh), with the rings in registered slabs
-# and, for t_ch_pairs, mapped within each host.
-if(ACPRUN)
-  foreach(prog t_ch_pairs t_ch_random t_segbuf)
-    add_test(NAME ${prog}_hosts2_np4
-      COMMAND ${ACPRUN} -np 4 --host-groups 2 --timeout 300 --acp-size-smem 4096 $<TARGET_FILE:${prog}>)
-    set_tests_properties(${prog}_hosts2_np4 PROPERTIES LABELS "c;cl;hosts;np4" TIMEOUT 330)
-  endforeach()
-  add_test(NAME t_ch_pairs_mapped_hosts2_np4
-    COMMAND ${ACPRUN} -np 4 --host-groups 2 --timeout 300 --acp-size-smem 4096 --acp-size-smem-cl 4194304 $<TARGET_FILE:t_ch_pairs>)
-  set_tests_properties(t_ch_pairs_mapped_hosts2_np4 PROPERTIES LABELS "c;cl;hosts;np4" TIMEOUT 330)
-endif()
+# Two "hosts" (acp_hosts_test): channels within a host and across, with
+# the rings in registered slabs and, for t_ch_pairs, mapped within each
+# host.
+foreach(prog t_ch_pairs t_ch_random t_segbuf)
+  acp_hosts_test(${prog} SMEM 4096 LABELS cl)
+endforeach()
+acp_hosts_test(t_ch_pairs NAME t_ch_pairs_mapped SMEM 4096 ARGS --acp-size-smem-cl 4194304 LABELS cl)
 
 # Channels from 4 threads of every rank at once (t_thr_ch), with the rings
 # in registered slabs (Go) and, with a large CL starter memory, mapped

@@ -43,20 +43,11 @@ foreach(prog t_dl_vector t_dl_deque t_dl_list t_dl_hashed t_dl_hashed_ops t_dl_m
   endif()
 endforeach()
 
-# Two "hosts" (acprun --host-groups 2): remote acp_malloc and containers
-# spread over ranks of the same host (shared memory) and of the other (udp
-# here, ib in the Soft-RoCE VM: tests/ib/run-rxe.sh).
-if(ACPRUN)
-  foreach(prog t_dl_malloc t_dl_vector t_dl_list)
-    if(NOT TARGET ${prog})
-      continue()
-    endif()
-    add_test(NAME ${prog}_hosts2_np4
-      COMMAND ${ACPRUN} -np 4 --host-groups 2 --timeout 300 --acp-size-smem 4096 $<TARGET_FILE:${prog}>)
-    set_tests_properties(${prog}_hosts2_np4 PROPERTIES LABELS "c;dl;hosts;np4" TIMEOUT 330
-      ENVIRONMENT "${ACPDL_HEAP};ACP_VERBOSE=1")
-  endforeach()
-endif()
+# Two "hosts" (acp_hosts_test): remote acp_malloc and containers spread
+# over ranks of the same host and of the other.
+foreach(prog t_dl_malloc t_dl_vector t_dl_list)
+  acp_hosts_test(${prog} SMEM 4096 ENV ${ACPDL_HEAP} ACP_VERBOSE=1 LABELS dl)
+endforeach()
 
 # A program that sizes its heap itself (iacp_starter_memory_size_dl =
 # 65536): honoured when no setting says otherwise (without a launcher, and
