@@ -110,19 +110,16 @@ func (e *endpoint) fastLocal(lr *localRegion, valid bool) (withdrawn int) {
 	if e.fast == nil || len(lr.lkeys) == 0 {
 		return -1
 	}
-	v := 0
-	if valid {
-		v = 1
-	}
+	v := C.int(cBool(valid))
 	lkey := C.uint32_t(lr.lkeys[e.fastDev])
 	switch {
 	case seg <= core.SegStarterDL:
-		C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), lkey, C.int(v))
+		C.acpib_fast_local(e.fast, C.int(seg), C.uint64_t(lr.base), C.uint64_t(lr.size), lkey, v)
 	case seg >= core.SegFirstUser:
 		r := C.acpib_fastreg{lkey: lkey, rkey: C.uint32_t(lr.rkeys[e.fastDev]), color: C.uint32_t(lr.r.Color), base: C.uint64_t(lr.base), size: C.uint64_t(lr.size), off_base: C.uint64_t(lr.r.OffBase),
 			read_only: cBool(lr.readOnly)}
 		// Refused (the entry still in use): the Go side serves it.
-		_ = C.acpib_fast_reg(e.fast, C.uint32_t(seg), &r, C.int(v))
+		_ = C.acpib_fast_reg(e.fast, C.uint32_t(seg), &r, v)
 		if !valid {
 			return seg
 		}
@@ -209,10 +206,7 @@ func (e *endpoint) fastEntries(peer, seg int) (key, keyReadOnly, reg, regReadOnl
 // or of our registration seg, as a work request posted there would, until
 // release runs; ok false when the C side does not hold it (tests).
 func (e *endpoint) holdFast(key bool, peer, seg int) (release func(), ok bool) {
-	k := C.int(0)
-	if key {
-		k = 1
-	}
+	k := C.int(cBool(key))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.fast == nil {
@@ -442,6 +436,7 @@ func FastSignals() uint64 {
 	return n
 }
 
+// cBool is b as C's 0 or 1.
 func cBool(b bool) C.uint32_t {
 	if b {
 		return 1

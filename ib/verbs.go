@@ -145,11 +145,8 @@ type vmr = C.struct_ibv_mr
 // regMR registers [p, p+n) for every access, or, readOnly, for peers'
 // reads only.
 func regMR(d *vdev, p unsafe.Pointer, n uint64, readOnly bool) (*vmr, error) {
-	var e, ro C.int
-	if readOnly {
-		ro = 1
-	}
-	mr := C.acpib_reg_mr(d, p, C.size_t(n), ro, &e)
+	var e C.int
+	mr := C.acpib_reg_mr(d, p, C.size_t(n), C.int(cBool(readOnly)), &e)
 	if mr == nil {
 		return nil, syscall.Errno(e)
 	}
